@@ -1,0 +1,52 @@
+"""Times rahul-goel/fused-ssim on the shapes of benches/ssim.rs, the same way (synchronised wall
+time over back-to-back steps after warm-up), and prints `BxCxHxW train_ms infer_ms` lines that
+`cargo bench --bench ssim -- --baseline FILE` turns into ratio columns.
+
+Needs PyTorch with CUDA and the `fused_ssim` package installed (built for the GPU's arch).
+Usage: python3 fused_ssim_baseline.py [iters] > baseline.txt
+"""
+import sys
+import time
+
+import torch
+from fused_ssim import fused_ssim
+
+SHAPES = [(1, 3, 1080, 1920), (1, 3, 2160, 3840), (5, 1, 1024, 1024), (8, 3, 256, 256)]
+
+
+def time_ms(step, iters):
+    for _ in range(3):
+        step()
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    for _ in range(iters):
+        step()
+    torch.cuda.synchronize()
+    return (time.perf_counter() - start) * 1e3 / iters
+
+
+def main():
+    iters = int(sys.argv[1]) if len(sys.argv) > 1 else 50
+    torch.manual_seed(0)
+    print(f"# fused-ssim on {torch.cuda.get_device_name()}, torch {torch.__version__}")
+    for shape in SHAPES:
+        img1 = torch.rand(shape, device="cuda")
+        img2 = (img1 * 0.8 + torch.rand(shape, device="cuda") * 0.2).clamp(0, 1)
+        param = img1.clone().requires_grad_(True)
+
+        def train():
+            param.grad = None
+            loss = 1.0 - fused_ssim(param, img2, padding="same", train=True)
+            loss.backward()
+
+        def infer():
+            with torch.no_grad():
+                fused_ssim(img1, img2, padding="same", train=False)
+
+        t = time_ms(train, iters)
+        i = time_ms(infer, iters)
+        print("x".join(map(str, shape)), f"{t:.4f}", f"{i:.4f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

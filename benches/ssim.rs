@@ -1,0 +1,162 @@
+//! Times `fused_ssim` training steps (forward + backward) and inference, in milliseconds, on
+//! the selected device, next to Burn's plain-tensor reference and, optionally, another
+//! implementation's times for the same shapes.
+//!
+//! ```text
+//! cargo bench --bench ssim -- [--quick] [--iters N] [--baseline FILE] [--no-reference]
+//! ```
+//! - `--quick`: small shapes, for CPU devices.
+//! - `--baseline FILE`: lines `BxCxHxW train_ms infer_ms` (e.g. from `fused_ssim_baseline.py`
+//!   on the same GPU); adds ratio columns (ours / theirs, below 1 means we are faster).
+//! - The device comes from `$BURN_SAD_DEVICE` (default: the best available).
+//!
+//! Times are synchronised wall time: warm-up, then `iters` back-to-back steps, then a device
+//! sync, divided by `iters`.
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use burn::tensor::{Device, Distribution, Tensor};
+use burn_sad::device::{DeviceChoice, select_device};
+use burn_sad::ssim::{SsimOptions, fused_ssim, ssim_reference};
+
+const GPU_SHAPES: [[usize; 4]; 4] = [
+    [1, 3, 1080, 1920],
+    [1, 3, 2160, 3840],
+    [5, 1, 1024, 1024],
+    [8, 3, 256, 256],
+];
+const QUICK_SHAPES: [[usize; 4]; 2] = [[1, 3, 256, 256], [2, 3, 128, 192]];
+
+type SsimFn = fn(Tensor<4>, Tensor<4>, SsimOptions) -> Tensor<1>;
+
+struct Args {
+    quick: bool,
+    iters: usize,
+    baseline: Option<String>,
+    reference: bool,
+}
+
+fn parse_args() -> Args {
+    let mut args = Args {
+        quick: false,
+        iters: 50,
+        baseline: None,
+        reference: true,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(arg) = it.next() {
+        match arg.as_str() {
+            "--quick" => args.quick = true,
+            "--no-reference" => args.reference = false,
+            "--iters" => args.iters = it.next().and_then(|v| v.parse().ok()).expect("--iters N"),
+            "--baseline" => args.baseline = it.next(),
+            // `cargo bench` passes `--bench`.
+            _ => {}
+        }
+    }
+    args
+}
+
+fn label(shape: [usize; 4]) -> String {
+    format!("{}x{}x{}x{}", shape[0], shape[1], shape[2], shape[3])
+}
+
+fn read_baseline(path: &str) -> HashMap<String, (f64, f64)> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    text.lines()
+        .filter(|line| !line.starts_with('#') && !line.trim().is_empty())
+        .map(|line| {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            (
+                f[0].to_string(),
+                (f[1].parse().unwrap(), f[2].parse().unwrap()),
+            )
+        })
+        .collect()
+}
+
+/// Mean milliseconds per call of `step`, after warm-up, synchronised at the end.
+fn time_ms(device: &Device, iters: usize, mut step: impl FnMut()) -> f64 {
+    for _ in 0..3 {
+        step();
+    }
+    device.sync().expect("device sync");
+    let start = Instant::now();
+    for _ in 0..iters {
+        step();
+    }
+    device.sync().expect("device sync");
+    start.elapsed().as_secs_f64() * 1e3 / iters as f64
+}
+
+fn train_ms(op: SsimFn, img1: &Tensor<4>, img2: &Tensor<4>, iters: usize) -> f64 {
+    let device = img1.device();
+    let ad = device.clone().autodiff();
+    let target = Tensor::<4>::from_inner(img2.clone()).set_device(&ad);
+    let pred = Tensor::<4>::from_inner(img1.clone()).set_device(&ad);
+    time_ms(&device, iters, || {
+        let param = pred.clone().require_grad();
+        let loss = op(param.clone(), target.clone(), SsimOptions::default())
+            .neg()
+            .add_scalar(1.0);
+        let grads = loss.backward();
+        let grad = param.grad(&grads).expect("gradient");
+        drop(grad);
+    })
+}
+
+fn infer_ms(op: SsimFn, img1: &Tensor<4>, img2: &Tensor<4>, iters: usize) -> f64 {
+    let device = img1.device();
+    time_ms(&device, iters, || {
+        drop(op(img1.clone(), img2.clone(), SsimOptions::default()));
+    })
+}
+
+fn main() {
+    let args = parse_args();
+    let choice = DeviceChoice::from_env().expect("valid BURN_SAD_DEVICE");
+    let (device, description) = select_device(choice).expect("device");
+    println!("device: {description}");
+    let baseline = args.baseline.as_deref().map(read_baseline);
+    let shapes: Vec<[usize; 4]> = if args.quick {
+        QUICK_SHAPES.to_vec()
+    } else {
+        GPU_SHAPES.to_vec()
+    };
+    println!(
+        "| shape | train ms | infer ms | reference train ms | reference infer ms | baseline train ms | baseline infer ms | train ratio | infer ratio |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|");
+    for shape in shapes {
+        let img1 = Tensor::<4>::random(shape, Distribution::Default, &device);
+        let img2 = (img1.clone() * 0.8
+            + Tensor::<4>::random(shape, Distribution::Default, &device) * 0.2)
+            .clamp(0.0, 1.0);
+        let train = train_ms(fused_ssim, &img1, &img2, args.iters);
+        let infer = infer_ms(fused_ssim, &img1, &img2, args.iters);
+        let (ref_train, ref_infer) = if args.reference {
+            let iters = (args.iters / 5).max(3);
+            (
+                format!("{:.3}", train_ms(ssim_reference, &img1, &img2, iters)),
+                format!("{:.3}", infer_ms(ssim_reference, &img1, &img2, iters)),
+            )
+        } else {
+            ("-".into(), "-".into())
+        };
+        let key = label(shape);
+        let (base_train, base_infer, ratio_train, ratio_infer) =
+            match baseline.as_ref().and_then(|b| b.get(&key)) {
+                Some(&(bt, bi)) => (
+                    format!("{bt:.3}"),
+                    format!("{bi:.3}"),
+                    format!("{:.2}", train / bt),
+                    format!("{:.2}", infer / bi),
+                ),
+                None => ("-".into(), "-".into(), "-".into(), "-".into()),
+            };
+        println!(
+            "| {key} | {train:.3} | {infer:.3} | {ref_train} | {ref_infer} | {base_train} | {base_infer} | {ratio_train} | {ratio_infer} |"
+        );
+    }
+}

@@ -1,0 +1,164 @@
+//! Choosing the device the CLI and examples run on.
+//!
+//! `auto` takes the best compiled-in runtime that answers: CUDA, then a wgpu GPU adapter, then a
+//! wgpu CPU adapter (e.g. Mesa lavapipe), then Flex, the pure-Rust CPU backend, which runs the
+//! reference ops. Each candidate is probed with a tiny round trip, so a missing driver costs one
+//! warning instead of a crash.
+
+use std::str::FromStr;
+
+use burn::tensor::{Device, Tensor};
+
+/// The environment variable that sets the default of `--device`.
+pub const DEVICE_ENV: &str = "BURN_SAD_DEVICE";
+
+/// A device the user can ask for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeviceChoice {
+    /// The best runtime that works on this machine.
+    Auto,
+    /// CUDA device 0 (`cuda` feature).
+    Cuda,
+    /// ROCm/HIP device 0 (`rocm` feature).
+    Rocm,
+    /// The wgpu adapter wgpu prefers (`wgpu` feature).
+    Wgpu,
+    /// wgpu's CPU adapter, e.g. lavapipe (`wgpu` feature).
+    WgpuCpu,
+    /// wgpu pinned to Vulkan, SPIR-V code generation (`vulkan` feature).
+    Vulkan,
+    /// wgpu pinned to Metal (`metal` feature).
+    Metal,
+    /// The CubeCL CPU runtime (`cpu` feature).
+    Cpu,
+    /// Flex, the pure-Rust CPU backend: reference ops, no fused kernels (`flex` feature).
+    Flex,
+}
+
+impl FromStr for DeviceChoice {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Ok(match s {
+            "auto" => Self::Auto,
+            "cuda" => Self::Cuda,
+            "rocm" => Self::Rocm,
+            "wgpu" => Self::Wgpu,
+            "wgpu-cpu" => Self::WgpuCpu,
+            "vulkan" => Self::Vulkan,
+            "metal" => Self::Metal,
+            "cpu" => Self::Cpu,
+            "flex" => Self::Flex,
+            other => {
+                return Err(format!(
+                    "unknown device `{other}`: expected auto, cuda, rocm, wgpu, wgpu-cpu, vulkan, metal, cpu or flex"
+                ));
+            }
+        })
+    }
+}
+
+impl DeviceChoice {
+    /// The choice named by [`DEVICE_ENV`], or `Auto`.
+    pub fn from_env() -> Result<Self, String> {
+        match std::env::var(DEVICE_ENV) {
+            Ok(value) if !value.is_empty() => value.parse(),
+            _ => Ok(Self::Auto),
+        }
+    }
+
+    /// The device for this choice, unprobed; `None` when its feature is not compiled in.
+    pub fn device(self) -> Option<Device> {
+        #[allow(unused_imports)]
+        use burn::tensor::DeviceKind;
+        match self {
+            Self::Auto => None,
+            #[cfg(feature = "cuda")]
+            Self::Cuda => Some(Device::cuda(0usize)),
+            #[cfg(feature = "rocm")]
+            Self::Rocm => Some(Device::rocm(0usize)),
+            #[cfg(feature = "wgpu")]
+            Self::Wgpu => Some(Device::wgpu(DeviceKind::DefaultDevice)),
+            #[cfg(feature = "wgpu")]
+            Self::WgpuCpu => Some(Device::wgpu(DeviceKind::Cpu)),
+            #[cfg(feature = "vulkan")]
+            Self::Vulkan => Some(Device::vulkan(DeviceKind::DefaultDevice)),
+            #[cfg(feature = "metal")]
+            Self::Metal => Some(Device::metal(DeviceKind::DefaultDevice)),
+            #[cfg(feature = "cpu")]
+            Self::Cpu => Some(Device::cpu()),
+            #[cfg(feature = "flex")]
+            Self::Flex => Some(Device::flex()),
+            #[allow(unreachable_patterns)]
+            _ => None,
+        }
+    }
+}
+
+/// Resolves a choice to a working device, with a short description of it.
+///
+/// An explicit choice that is not compiled in or does not initialise is an error; `Auto` falls
+/// back along the chain in the module docs and warns on stderr when it lands on Flex.
+pub fn select_device(choice: DeviceChoice) -> Result<(Device, String), String> {
+    if choice != DeviceChoice::Auto {
+        let device = choice
+            .device()
+            .ok_or_else(|| format!("device `{choice:?}` is not compiled into this build"))?;
+        return if probe(&device) {
+            Ok((device.clone(), describe(&device)))
+        } else {
+            Err(format!("device `{choice:?}` failed to initialise"))
+        };
+    }
+    #[allow(unused_imports)]
+    use burn::tensor::DeviceKind;
+    let mut candidates: Vec<Device> = Vec::new();
+    #[cfg(feature = "cuda")]
+    candidates.push(Device::cuda(0usize));
+    #[cfg(feature = "rocm")]
+    candidates.push(Device::rocm(0usize));
+    #[cfg(feature = "wgpu")]
+    candidates.extend([
+        Device::wgpu(DeviceKind::DiscreteGpu(0)),
+        Device::wgpu(DeviceKind::IntegratedGpu(0)),
+        Device::wgpu(DeviceKind::Cpu),
+    ]);
+    #[cfg(feature = "metal")]
+    candidates.push(Device::metal(DeviceKind::DefaultDevice));
+    if let Some(device) = candidates.into_iter().find(probe) {
+        return Ok((device.clone(), describe(&device)));
+    }
+    #[cfg(feature = "flex")]
+    {
+        eprintln!(
+            "warning: no GPU or wgpu adapter found; running on Flex (CPU reference ops, slow)"
+        );
+        let device = Device::flex();
+        Ok((device.clone(), describe(&device)))
+    }
+    #[cfg(not(feature = "flex"))]
+    Err(
+        "no compiled-in device initialised (build with the `flex` feature for a CPU fallback)"
+            .into(),
+    )
+}
+
+fn describe(device: &Device) -> String {
+    format!("{:?}", device.as_dispatch())
+}
+
+/// Whether a tiny tensor survives a round trip to `device`. Initialisation failures panic inside
+/// the runtimes, so the probe catches them and keeps their messages off the terminal.
+fn probe(device: &Device) -> bool {
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let device = device.clone();
+    let works = std::panic::catch_unwind(move || {
+        Tensor::<1>::ones([4], &device)
+            .try_to_vec_as::<f32>()
+            .is_ok_and(|v| v == [1.0; 4])
+    })
+    .unwrap_or(false);
+    std::panic::set_hook(hook);
+    works
+}

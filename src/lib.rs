@@ -1,0 +1,16 @@
+//! # burn-sad
+//!
+//! Fused, differentiable image kernels for [Burn](https://burn.dev), written once in CubeCL so the
+//! same source runs on CUDA, ROCm, Metal, Vulkan/WebGPU and CPU.
+//!
+//! - [`ssim`]: a fully fused SSIM loss with hand-written forward and backward kernels
+//!   ([`ssim::fused_ssim`]).
+//!
+//! Every op has a plain-tensor reference implementation beside it. On backends that cannot run
+//! CubeCL kernels (Flex, NdArray, LibTorch) the op falls back to that reference, so it works on
+//! every Burn backend.
+
+pub mod device;
+mod fusion_op;
+pub mod image;
+pub mod ssim;

@@ -1,0 +1,125 @@
+//! The public tensor-level entry points.
+
+use burn::tensor::{DType, Device, Tensor};
+
+use super::{SsimError, SsimKernelConfig, SsimOptions, reference::ssim_reference};
+
+/// Mean SSIM of two `[batch, channels, height, width]` f32 batches with values in [0, 1].
+///
+/// Differentiable with respect to both inputs. On CubeCL devices this runs the fused kernels:
+/// a forward-only kernel when neither input is tracked, otherwise a training forward plus the
+/// hand-written backward. Elsewhere it runs [`ssim_reference`].
+///
+/// The rank is checked by the compiler: anything but a 4-D tensor is rejected.
+///
+/// ```compile_fail
+/// use burn::tensor::{Device, Tensor};
+/// use burn_sad::ssim::{SsimOptions, fused_ssim};
+///
+/// let image = Tensor::<3>::zeros([3, 16, 16], &Device::default());
+/// fused_ssim(image.clone(), image, SsimOptions::default());
+/// ```
+///
+/// # Panics
+/// With the message of the [`SsimError`] that [`try_fused_ssim`] would return.
+pub fn fused_ssim(img1: Tensor<4>, img2: Tensor<4>, options: SsimOptions) -> Tensor<1> {
+    try_fused_ssim(img1, img2, options).unwrap_or_else(|error| panic!("{error}"))
+}
+
+/// [`fused_ssim`] that returns a typed error instead of panicking on bad input.
+pub fn try_fused_ssim(
+    img1: Tensor<4>,
+    img2: Tensor<4>,
+    options: SsimOptions,
+) -> Result<Tensor<1>, SsimError> {
+    validate(&img1, &img2, &options)?;
+    if uses_fused_kernels(&img1.device()) {
+        Ok(fused_mean(img1, img2, options.into()))
+    } else {
+        Ok(ssim_reference(img1, img2, options))
+    }
+}
+
+/// Whether tensors on `device` run this crate's CubeCL kernels rather than the reference ops.
+pub fn uses_fused_kernels(device: &Device) -> bool {
+    #[cfg(feature = "cube")]
+    {
+        matches!(
+            device.as_dispatch().clone().inner(),
+            burn::backend::DispatchDevice::Cube(_)
+        )
+    }
+    #[cfg(not(feature = "cube"))]
+    {
+        let _ = device;
+        false
+    }
+}
+
+#[cfg(feature = "cube")]
+fn fused_mean(img1: Tensor<4>, img2: Tensor<4>, config: SsimKernelConfig) -> Tensor<1> {
+    use super::SsimBackend;
+    use burn::backend::Dispatch;
+    Tensor::from_dispatch(<Dispatch as SsimBackend>::ssim_mean(
+        img1.into_dispatch(),
+        img2.into_dispatch(),
+        config,
+    ))
+}
+
+#[cfg(not(feature = "cube"))]
+fn fused_mean(_: Tensor<4>, _: Tensor<4>, _: SsimKernelConfig) -> Tensor<1> {
+    unreachable!("no CubeCL runtime is compiled in")
+}
+
+/// Checks everything the kernels assume, so they never read out of bounds or divide by zero.
+pub(crate) fn validate(
+    img1: &Tensor<4>,
+    img2: &Tensor<4>,
+    options: &SsimOptions,
+) -> Result<(), SsimError> {
+    if options.window % 2 == 0 || !(3..=15).contains(&options.window) {
+        return Err(SsimError::BadWindow(options.window));
+    }
+    if !(options.sigma.is_finite() && options.sigma > 0.0) {
+        return Err(SsimError::BadSigma(options.sigma));
+    }
+    let (shape1, shape2) = (img1.dims(), img2.dims());
+    if shape1 != shape2 {
+        return Err(SsimError::ShapeMismatch {
+            img1: shape1.to_vec(),
+            img2: shape2.to_vec(),
+        });
+    }
+    let (device1, device2) = (img1.device(), img2.device());
+    if device1 != device2 {
+        return Err(SsimError::DeviceMismatch {
+            img1: format!("{device1:?}"),
+            img2: format!("{device2:?}"),
+        });
+    }
+    for dtype in [img1.dtype(), img2.dtype()] {
+        if dtype != DType::F32 {
+            return Err(SsimError::NotF32(format!("{dtype:?}")));
+        }
+    }
+    let [batch, channels, height, width] = shape1;
+    if shape1.contains(&0) {
+        return Err(SsimError::Empty {
+            shape: shape1.to_vec(),
+        });
+    }
+    if options.padding == super::Padding::Valid
+        && (height < options.window || width < options.window)
+    {
+        return Err(SsimError::TooSmallForValid {
+            height,
+            width,
+            window: options.window,
+        });
+    }
+    if batch * channels > u16::MAX as usize {
+        return Err(SsimError::TooManyPlanes(batch * channels));
+    }
+    Ok(())
+}

@@ -1,0 +1,148 @@
+//! Autodiff for the SSIM ops: the training forward stores the partial maps, and the backward
+//! runs the hand-written backward kernel for whichever inputs are tracked.
+
+use burn::backend::{
+    AutodiffBackend, Backend, TensorMetadata,
+    autodiff::{
+        Autodiff,
+        checkpoint::{base::Checkpointer, strategy::CheckpointStrategy},
+        grads::Gradients,
+        ops::{Backward, Ops, OpsKind},
+    },
+    tensor::FloatTensor,
+};
+use burn::tensor::{Shape, Slice};
+use burn_sad_kernels::ssim::GradTargets;
+
+use super::{SsimBackend, SsimKernelConfig};
+
+/// What the backward needs: the inputs, the partial maps and which gradients to produce.
+#[derive(Debug, Clone)]
+struct SsimState<B: Backend> {
+    img1: FloatTensor<B>,
+    img2: FloatTensor<B>,
+    partials: FloatTensor<B>,
+    config: SsimKernelConfig,
+    targets: GradTargets,
+}
+
+#[derive(Debug)]
+struct SsimBackward;
+
+impl<B: SsimBackend> Backward<B, 2> for SsimBackward {
+    type State = SsimState<B>;
+
+    fn backward(self, ops: Ops<Self::State, 2>, grads: &mut Gradients, _: &mut Checkpointer) {
+        let [node1, node2] = ops.parents;
+        let upstream = grads.consume::<B>(&ops.node);
+        let state = ops.state;
+        let shape = state.img1.shape();
+        let stack = B::ssim_backward(
+            state.img1,
+            state.img2,
+            state.partials,
+            upstream,
+            state.config,
+            state.targets,
+        );
+        let mut members = unstack::<B>(stack, shape).into_iter();
+        // The stack holds img1's gradient first, and only the gradients that were asked for.
+        if state.targets.img1 {
+            let grad = members.next().expect("img1 gradient was requested");
+            if let Some(node) = node1 {
+                grads.register::<B>(node.id, grad);
+            }
+        }
+        if state.targets.img2 {
+            let grad = members.next().expect("img2 gradient was requested");
+            if let Some(node) = node2 {
+                grads.register::<B>(node.id, grad);
+            }
+        }
+    }
+}
+
+/// Splits a contiguous `[n, ..shape]` stack into its `n` members.
+fn unstack<B: Backend>(stack: FloatTensor<B>, shape: Shape) -> Vec<FloatTensor<B>> {
+    let count = stack.shape()[0];
+    if count == 1 {
+        return vec![B::float_reshape(stack, shape)];
+    }
+    (0..count)
+        .map(|i| {
+            let start = i as isize;
+            let member = B::float_slice(stack.clone(), &[Slice::new(start, Some(start + 1), 1)]);
+            B::float_reshape(member, shape.clone())
+        })
+        .collect()
+}
+
+impl<B: SsimBackend, C: CheckpointStrategy> SsimBackend for Autodiff<B, C> {
+    fn ssim_mean(
+        img1: FloatTensor<Self>,
+        img2: FloatTensor<Self>,
+        config: SsimKernelConfig,
+    ) -> FloatTensor<Self> {
+        let targets = GradTargets {
+            img1: img1.is_tracked(),
+            img2: img2.is_tracked(),
+        };
+        match SsimBackward
+            .prepare::<C>([img1.node(), img2.node()])
+            .compute_bound()
+            .stateful()
+        {
+            OpsKind::Tracked(prep) => {
+                let (img1, img2) = (img1.into_primitive(), img2.into_primitive());
+                let (mean, partials) =
+                    B::ssim_mean_with_partials(img1.clone(), img2.clone(), config, targets);
+                let state = SsimState {
+                    img1,
+                    img2,
+                    partials,
+                    config,
+                    targets,
+                };
+                prep.finish(state, mean)
+            }
+            OpsKind::UnTracked(prep) => prep.finish(B::ssim_mean(
+                img1.into_primitive(),
+                img2.into_primitive(),
+                config,
+            )),
+        }
+    }
+
+    fn ssim_mean_with_partials(
+        img1: FloatTensor<Self>,
+        img2: FloatTensor<Self>,
+        config: SsimKernelConfig,
+        targets: GradTargets,
+    ) -> (FloatTensor<Self>, FloatTensor<Self>) {
+        let (mean, partials) = B::ssim_mean_with_partials(
+            img1.into_primitive(),
+            img2.into_primitive(),
+            config,
+            targets,
+        );
+        (Self::from_inner(mean), Self::from_inner(partials))
+    }
+
+    fn ssim_backward(
+        img1: FloatTensor<Self>,
+        img2: FloatTensor<Self>,
+        partials: FloatTensor<Self>,
+        upstream: FloatTensor<Self>,
+        config: SsimKernelConfig,
+        targets: GradTargets,
+    ) -> FloatTensor<Self> {
+        Self::from_inner(B::ssim_backward(
+            img1.into_primitive(),
+            img2.into_primitive(),
+            partials.into_primitive(),
+            upstream.into_primitive(),
+            config,
+            targets,
+        ))
+    }
+}

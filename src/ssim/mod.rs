@@ -1,0 +1,36 @@
+//! Fused SSIM: the structural similarity index as a differentiable loss.
+//!
+//! [`fused_ssim`] computes the mean SSIM of two `[batch, channels, height, width]` image batches
+//! in one kernel per 16×16 tile, and its gradient with respect to either or both inputs in one
+//! backward kernel. The definition is the one of `rahul-goel/fused-ssim` (and of the 3DGS
+//! reference): a separable 11×11 Gaussian window with σ = 1.5, C1 = 1e-4, C2 = 9e-4, data in
+//! [0, 1], each channel on its own, variance clamped at zero and SSIM clamped to [−1, 1].
+//!
+//! ```no_run
+//! use burn::tensor::{Device, Distribution, Tensor};
+//! use burn_sad::ssim::{SsimOptions, fused_ssim};
+//!
+//! let device = Device::default().autodiff();
+//! let target = Tensor::<4>::random([1, 3, 64, 64], Distribution::Default, &device);
+//! let pred = Tensor::<4>::zeros([1, 3, 64, 64], &device).require_grad();
+//! let loss = fused_ssim(pred.clone(), target, SsimOptions::default()).neg().add_scalar(1.0);
+//! let grads = loss.backward();
+//! let d_pred = pred.grad(&grads).unwrap();
+//! ```
+
+mod api;
+mod autodiff;
+mod backend;
+mod error;
+mod fusion;
+#[cfg(feature = "cube")]
+mod launch;
+mod options;
+mod reference;
+
+pub use api::{fused_ssim, try_fused_ssim, uses_fused_kernels};
+pub use backend::{SsimBackend, SsimKernelConfig};
+pub use burn_sad_kernels::ssim::GradTargets;
+pub use error::SsimError;
+pub use options::{Padding, SsimOptions};
+pub use reference::ssim_reference;

@@ -1,0 +1,82 @@
+//! Plain-tensor reference SSIM: the definition written with Burn tensor ops, differentiated by
+//! Burn's autodiff. The tests compare the fused kernels with it, and backends that cannot run
+//! CubeCL kernels use it directly.
+
+use burn::tensor::module::conv2d;
+use burn::tensor::ops::ConvOptions;
+use burn::tensor::{Tensor, TensorData};
+use burn_sad_kernels::ssim::gaussian_taps;
+
+use super::{Padding, SsimOptions};
+
+const C1: f32 = 1e-4;
+const C2: f32 = 9e-4;
+
+/// Mean SSIM computed with separable `conv2d` calls (zero padding for `Same`, none for `Valid`).
+///
+/// Semantics equal [`fused_ssim`](super::fused_ssim), including its clamps: the variance is
+/// clamped at zero in value only (the gradient passes through, as in the fused backward), and the
+/// SSIM value is clamped to [−1, 1] with a zero gradient where it was clamped.
+/// Inputs are not validated; [`try_fused_ssim`](super::try_fused_ssim) does that.
+pub fn ssim_reference(img1: Tensor<4>, img2: Tensor<4>, options: SsimOptions) -> Tensor<1> {
+    let [batch, channels, height, width] = img1.dims();
+    let radius = options.radius();
+    let device = img1.device();
+    let taps = gaussian_taps(radius, options.sigma.to_bits());
+    let window: Vec<f32> = (0..2 * radius + 1)
+        .map(|k| taps[k.abs_diff(radius)])
+        .collect();
+    let size = window.len();
+    let horizontal =
+        Tensor::<4>::from_data(TensorData::new(window.clone(), [1, 1, 1, size]), &device);
+    let vertical = Tensor::<4>::from_data(TensorData::new(window, [1, 1, size, 1]), &device);
+    let pad = match options.padding {
+        Padding::Same => radius,
+        Padding::Valid => 0,
+    };
+
+    let planes = batch * channels;
+    let x = img1.reshape([planes, 1, height, width]);
+    let y = img2.reshape([planes, 1, height, width]);
+    let stats = Tensor::cat(
+        vec![
+            x.clone(),
+            y.clone(),
+            x.clone() * x.clone(),
+            y.clone() * y.clone(),
+            x * y,
+        ],
+        0,
+    );
+    let blurred = conv2d(
+        conv2d(
+            stats,
+            horizontal,
+            None,
+            ConvOptions::new([1, 1], [0, pad], [1, 1], 1),
+        ),
+        vertical,
+        None,
+        ConvOptions::new([1, 1], [pad, 0], [1, 1], 1),
+    );
+    let [mu1, mu2, e11, e22, e12] = blurred
+        .chunk(5, 0)
+        .try_into()
+        .expect("five statistics were stacked");
+
+    let mu1_sq = mu1.clone() * mu1.clone();
+    let mu2_sq = mu2.clone() * mu2.clone();
+    let mu12 = mu1 * mu2;
+    let var1 = clamp_value_at_zero(e11 - mu1_sq.clone());
+    let var2 = clamp_value_at_zero(e22 - mu2_sq.clone());
+    let cov = e12 - mu12.clone();
+    let numerator = (mu12.mul_scalar(2.0).add_scalar(C1)) * (cov.mul_scalar(2.0).add_scalar(C2));
+    let denominator = (mu1_sq + mu2_sq).add_scalar(C1) * (var1 + var2).add_scalar(C2);
+    (numerator / denominator).clamp(-1.0, 1.0).mean()
+}
+
+/// `max(v, 0)` in value, identity in gradient.
+fn clamp_value_at_zero(v: Tensor<4>) -> Tensor<4> {
+    let correction = (v.clone().clamp_min(0.0) - v.clone()).detach();
+    v + correction
+}

@@ -1,0 +1,80 @@
+//! The `sad` command line, run as a user would.
+
+use std::process::{Command, Output};
+
+const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data");
+
+fn sad(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_sad"))
+        .args(args)
+        .output()
+        .expect("sad runs")
+}
+
+fn last_line(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes)
+        .lines()
+        .last()
+        .unwrap_or_default()
+        .to_string()
+}
+
+fn expected(name: &str) -> (f64, f64) {
+    let line = include_str!("data/expected.txt")
+        .lines()
+        .find(|line| line.starts_with(name))
+        .expect("fixture row");
+    let f: Vec<&str> = line.split_whitespace().collect();
+    // The columns computed with fused-ssim's taps, which the CLI uses.
+    (f[3].parse().unwrap(), f[4].parse().unwrap())
+}
+
+#[test]
+fn ssim_prints_the_value_as_its_last_line() {
+    let (same, valid) = expected("chelsea");
+    let a = format!("{DATA}/chelsea.png");
+    let b = format!("{DATA}/chelsea_degraded.png");
+    for (padding, want) in [("same", same), ("valid", valid)] {
+        let out = sad(&["ssim", &a, &b, "--padding", padding]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let got: f64 = last_line(&out.stdout).parse().expect("a number");
+        assert!((got - want).abs() < 2e-6, "{padding}: {got} vs {want}");
+    }
+}
+
+#[test]
+fn ssim_errors_are_one_line() {
+    let dir = std::env::temp_dir().join(format!("burn-sad-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let garbage = dir.join("garbage.png");
+    std::fs::write(&garbage, b"not a png at all").unwrap();
+    let garbage = garbage.to_str().unwrap();
+    let astronaut = format!("{DATA}/astronaut.png");
+    let coffee = format!("{DATA}/coffee.png");
+    let cases: [(&[&str], &str); 5] = [
+        (&["ssim", &astronaut, &coffee], "same size"),
+        (&["ssim", &astronaut, garbage], "garbage.png"),
+        (&["ssim", &astronaut, "/no/such/file.png"], "file.png"),
+        (
+            &["ssim", &astronaut, &astronaut, "--padding", "reflect"],
+            "reflect",
+        ),
+        (
+            &["--device", "quantum", "ssim", &astronaut, &astronaut],
+            "quantum",
+        ),
+    ];
+    for (args, mention) in cases {
+        let out = sad(args);
+        assert!(!out.status.success(), "{args:?} should fail");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(mention), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert!(out.stdout.is_empty(), "{args:?} printed a result");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -1,0 +1,54 @@
+//! Shared test helpers.
+#![allow(dead_code)]
+
+use burn::tensor::{Device, Distribution, Tensor, TensorData};
+use burn_sad::device::{DeviceChoice, select_device};
+
+/// The device under test: `$BURN_SAD_DEVICE` (default `auto`; CI uses wgpu on lavapipe, and
+/// `flex` for the reference fallback).
+pub fn device() -> Device {
+    let choice = DeviceChoice::from_env().expect("valid BURN_SAD_DEVICE");
+    select_device(choice).expect("test device").0
+}
+
+/// Uniform [0, 1) data from a fixed seed, so failures reproduce.
+pub fn random(shape: [usize; 4], seed: u64, device: &Device) -> Tensor<4> {
+    let mut state = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    let values: Vec<f32> = (0..shape.iter().product::<usize>())
+        .map(|_| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 40) as f32 / (1u64 << 24) as f32
+        })
+        .collect();
+    let _ = Distribution::Default;
+    Tensor::from_data(TensorData::new(values, shape), device)
+}
+
+/// Reads a tensor back as f32 values.
+pub fn values<const D: usize>(tensor: Tensor<D>) -> Vec<f32> {
+    tensor.try_to_vec_as::<f32>().expect("readable tensor")
+}
+
+/// Asserts `|a − b| ≤ atol + rtol·|b|` element-wise, reporting the worst element.
+pub fn assert_close(actual: &[f32], expected: &[f32], atol: f32, rtol: f32, what: &str) {
+    assert_eq!(actual.len(), expected.len(), "{what}: length");
+    let mut worst = (0usize, 0f32);
+    for (i, (a, b)) in actual.iter().zip(expected).enumerate() {
+        assert!(a.is_finite(), "{what}: element {i} is {a}");
+        let excess = (a - b).abs() - (atol + rtol * b.abs());
+        if excess > worst.1 {
+            worst = (i, excess);
+        }
+    }
+    let (i, excess) = worst;
+    assert!(
+        excess <= 0.0,
+        "{what}: element {i} is {} but expected {} (atol {atol}, rtol {rtol})",
+        actual[i],
+        expected[i]
+    );
+}

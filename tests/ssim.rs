@@ -1,0 +1,358 @@
+//! `fused_ssim` against its plain-tensor reference, finite differences, real photos and the
+//! bad-input matrix. Run on the device of `$BURN_SAD_DEVICE` (see `common::device`).
+
+mod common;
+
+use burn::tensor::{Device, Tensor};
+use burn_sad::image::load_rgb;
+use burn_sad::ssim::{
+    Padding, SsimError, SsimOptions, fused_ssim, ssim_reference, try_fused_ssim, uses_fused_kernels,
+};
+use common::{assert_close, device, random, values};
+
+const SAME: SsimOptions = SsimOptions {
+    padding: Padding::Same,
+    window: 11,
+    sigma: 1.5,
+};
+const VALID: SsimOptions = SsimOptions {
+    padding: Padding::Valid,
+    window: 11,
+    sigma: 1.5,
+};
+
+/// A second image correlated with the first, so SSIM is far from 0 and from 1.
+fn pair(shape: [usize; 4], seed: u64, device: &Device) -> (Tensor<4>, Tensor<4>) {
+    let a = random(shape, seed, device);
+    let noise = random(shape, seed + 1, device);
+    let b = (a.clone() * 0.7 + noise * 0.3).clamp(0.0, 1.0);
+    (a, b)
+}
+
+/// Value and both gradients of `loss = op(img1, img2)` on an autodiff device.
+fn value_and_grads(
+    op: impl Fn(Tensor<4>, Tensor<4>) -> Tensor<1>,
+    img1: &Tensor<4>,
+    img2: &Tensor<4>,
+) -> (f32, Vec<f32>, Vec<f32>) {
+    let device = img1.device().autodiff();
+    let a = Tensor::<4>::from_data(img1.to_data(), &device).require_grad();
+    let b = Tensor::<4>::from_data(img2.to_data(), &device).require_grad();
+    // A non-trivial upstream gradient checks that the backward scales by it.
+    let loss = op(a.clone(), b.clone()).mul_scalar(-3.0);
+    let grads = loss.backward();
+    let value = values(loss)[0] / -3.0;
+    let ga = values(a.grad(&grads).expect("img1 gradient").inner());
+    let gb = values(b.grad(&grads).expect("img2 gradient").inner());
+    (value, ga, gb)
+}
+
+fn check_against_reference(shape: [usize; 4], options: SsimOptions, seed: u64) {
+    let device = device();
+    let (img1, img2) = pair(shape, seed, &device);
+    let (fused, fused_g1, fused_g2) =
+        value_and_grads(|a, b| fused_ssim(a, b, options), &img1, &img2);
+    let (reference, ref_g1, ref_g2) =
+        value_and_grads(|a, b| ssim_reference(a, b, options), &img1, &img2);
+    let what = format!("{shape:?} {:?}", options.padding);
+    assert_close(&[fused], &[reference], 1e-6, 1e-5, &format!("{what} value"));
+    let scale = ref_g1.iter().fold(0f32, |m, g| m.max(g.abs()));
+    assert!(scale > 0.0, "{what}: the reference gradient is all zero");
+    let atol = 1e-4 * scale;
+    assert_close(&fused_g1, &ref_g1, atol, 1e-3, &format!("{what} d/dimg1"));
+    assert_close(&fused_g2, &ref_g2, atol, 1e-3, &format!("{what} d/dimg2"));
+    // The no-grad path is its own kernel: it must give the same value.
+    let untracked = values(fused_ssim(img1, img2, options))[0];
+    assert_close(
+        &[untracked],
+        &[fused],
+        1e-7,
+        1e-6,
+        &format!("{what} no-grad"),
+    );
+}
+
+#[test]
+fn matches_reference_2x3x37x53() {
+    check_against_reference([2, 3, 37, 53], SAME, 1);
+    check_against_reference([2, 3, 37, 53], VALID, 2);
+}
+
+#[test]
+fn matches_reference_1x1x11x11_valid() {
+    check_against_reference([1, 1, 11, 11], VALID, 3);
+    check_against_reference([1, 1, 11, 11], SAME, 4);
+}
+
+#[test]
+fn matches_reference_1x4x128x97() {
+    check_against_reference([1, 4, 128, 97], SAME, 5);
+    check_against_reference([1, 4, 128, 97], VALID, 6);
+}
+
+#[test]
+fn matches_reference_3x1x300x451() {
+    check_against_reference([3, 1, 300, 451], SAME, 7);
+    check_against_reference([3, 1, 300, 451], VALID, 8);
+}
+
+#[test]
+fn other_windows_match_reference() {
+    for (window, sigma) in [(3, 0.8), (7, 1.0), (15, 2.5)] {
+        let options = SAME.with_window(window, sigma);
+        check_against_reference([1, 2, 23, 19], options, 9);
+        check_against_reference([1, 2, 23, 19], options.with_padding(Padding::Valid), 10);
+    }
+}
+
+#[test]
+fn only_the_tracked_input_gets_a_gradient() {
+    let device = device();
+    let (img1, img2) = pair([1, 2, 20, 27], 11, &device);
+    let (_, ref_g1, ref_g2) = value_and_grads(|a, b| ssim_reference(a, b, SAME), &img1, &img2);
+    let ad = device.autodiff();
+    for track_first in [true, false] {
+        let a = Tensor::<4>::from_data(img1.to_data(), &ad);
+        let b = Tensor::<4>::from_data(img2.to_data(), &ad);
+        let (a, b) = if track_first {
+            (a.require_grad(), b)
+        } else {
+            (a, b.require_grad())
+        };
+        let grads = fused_ssim(a.clone(), b.clone(), SAME).backward();
+        let (tracked, untracked, expected) = if track_first {
+            (a, b, &ref_g1)
+        } else {
+            (b, a, &ref_g2)
+        };
+        assert!(untracked.grad(&grads).is_none());
+        let got = values(tracked.grad(&grads).expect("tracked gradient").inner());
+        let expected: Vec<f32> = expected.iter().map(|g| -g / 3.0).collect();
+        assert_close(&got, &expected, 1e-7, 1e-3, "single-input gradient");
+    }
+}
+
+/// Central differences in f64 arithmetic on the f32 op, on a small odd image.
+#[test]
+fn gradients_match_finite_differences() {
+    let device = device();
+    let shape = [1, 2, 13, 17];
+    let (img1, img2) = pair(shape, 12, &device);
+    let base1 = values(img1.clone());
+    let base2 = values(img2.clone());
+    for options in [SAME, VALID] {
+        let (_, g1, g2) = value_and_grads(|a, b| fused_ssim(a, b, options), &img1, &img2);
+        let ssim_of = |v1: &[f32], v2: &[f32]| -> f64 {
+            let a =
+                Tensor::<4>::from_data(burn::tensor::TensorData::new(v1.to_vec(), shape), &device);
+            let b =
+                Tensor::<4>::from_data(burn::tensor::TensorData::new(v2.to_vec(), shape), &device);
+            values(fused_ssim(a, b, options))[0] as f64
+        };
+        let eps = 1e-2f32;
+        // Corners, edges and interior pixels of both planes.
+        for index in [0, 5, 16, 100, 200, 221, 230, 300, 441] {
+            for (which, analytic) in [(0, &g1), (1, &g2)] {
+                let (mut plus1, mut minus1) = (base1.clone(), base1.clone());
+                let (mut plus2, mut minus2) = (base2.clone(), base2.clone());
+                if which == 0 {
+                    plus1[index] += eps;
+                    minus1[index] -= eps;
+                } else {
+                    plus2[index] += eps;
+                    minus2[index] -= eps;
+                }
+                let numeric =
+                    (ssim_of(&plus1, &plus2) - ssim_of(&minus1, &minus2)) / (2.0 * eps as f64);
+                let analytic = -analytic[index] as f64 / 3.0;
+                assert!(
+                    (numeric - analytic).abs() <= 2e-5 + 3e-2 * analytic.abs(),
+                    "{:?} image {} pixel {index}: finite difference {numeric}, analytic {analytic}",
+                    options.padding,
+                    which + 1
+                );
+            }
+        }
+    }
+}
+
+/// Rows of `data/expected.txt`: name, then same/valid with the exact Gaussian, then same/valid
+/// with fused-ssim's float32 taps.
+fn expected_photo_values() -> Vec<(String, [f64; 4])> {
+    include_str!("data/expected.txt")
+        .lines()
+        .filter(|line| !line.starts_with('#'))
+        .map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let values = [1, 2, 3, 4].map(|i| fields[i].parse().unwrap());
+            (fields[0].to_string(), values)
+        })
+        .collect()
+}
+
+#[test]
+fn real_photos_match_float64_values() {
+    let device = device();
+    let rows = expected_photo_values();
+    assert_eq!(rows.len(), 3);
+    for (name, [exact_same, exact_valid, same, valid]) in rows {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data");
+        let a = load_rgb(format!("{dir}/{name}.png"), &device).unwrap();
+        let b = load_rgb(format!("{dir}/{name}_degraded.png"), &device).unwrap();
+        let got_same = values(fused_ssim(a.clone(), b.clone(), SAME))[0] as f64;
+        let got_valid = values(fused_ssim(a.clone(), b.clone(), VALID))[0] as f64;
+        // Same taps: only float32 rounding separates the kernel from the float64 value.
+        assert!(
+            (got_same - same).abs() < 2e-6,
+            "{name} same: {got_same} vs {same}"
+        );
+        assert!(
+            (got_valid - valid).abs() < 2e-6,
+            "{name} valid: {got_valid} vs {valid}"
+        );
+        // The reference's taps sum to 1 − 6e-8, which shifts SSIM by ~1e-5 on flat regions.
+        assert!(
+            (got_same - exact_same).abs() < 3e-5,
+            "{name} same (exact window)"
+        );
+        assert!(
+            (got_valid - exact_valid).abs() < 3e-5,
+            "{name} valid (exact window)"
+        );
+        let (_, g1, g2) = value_and_grads(|x, y| fused_ssim(x, y, VALID), &a, &b);
+        let (_, r1, r2) = value_and_grads(|x, y| ssim_reference(x, y, VALID), &a, &b);
+        let scale = r1.iter().fold(0f32, |m, g| m.max(g.abs()));
+        assert_close(&g1, &r1, 1e-4 * scale, 1e-3, &format!("{name} d/dimg1"));
+        assert_close(&g2, &r2, 1e-4 * scale, 1e-3, &format!("{name} d/dimg2"));
+    }
+}
+
+#[test]
+fn identical_images_have_ssim_one() {
+    let device = device();
+    let a = random([1, 3, 40, 33], 13, &device);
+    let value = values(fused_ssim(a.clone(), a, SAME))[0];
+    assert!((value - 1.0).abs() < 1e-5, "{value}");
+    // Flat images hit the variance clamp (fused-ssim #37): still exactly in range.
+    let flat = Tensor::<4>::ones([1, 1, 16, 16], &device)
+        .mul_scalar(0.5)
+        .add_scalar(1e-7);
+    let value = values(fused_ssim(flat.clone(), flat, SAME))[0];
+    assert!(value <= 1.0 && value > 0.999, "{value}");
+}
+
+#[test]
+fn bad_inputs_are_rejected_with_a_message() {
+    let device = device();
+    let a = random([1, 3, 20, 20], 14, &device);
+    let b = random([1, 3, 20, 21], 15, &device);
+    assert!(matches!(
+        try_fused_ssim(a.clone(), b, SAME),
+        Err(SsimError::ShapeMismatch { .. })
+    ));
+    let small = random([1, 1, 10, 30], 16, &device);
+    let err = try_fused_ssim(small.clone(), small.clone(), VALID).unwrap_err();
+    assert_eq!(
+        err,
+        SsimError::TooSmallForValid {
+            height: 10,
+            width: 30,
+            window: 11
+        }
+    );
+    assert!(err.to_string().contains("at least 11"));
+    assert!(try_fused_ssim(small.clone(), small, SAME).is_ok());
+    let empty = Tensor::<4>::zeros([0, 3, 8, 8], &device);
+    assert!(matches!(
+        try_fused_ssim(empty.clone(), empty, SAME),
+        Err(SsimError::Empty { .. })
+    ));
+    for window in [0, 2, 4, 17] {
+        assert_eq!(
+            try_fused_ssim(a.clone(), a.clone(), SAME.with_window(window, 1.5)).unwrap_err(),
+            SsimError::BadWindow(window)
+        );
+    }
+    for sigma in [0.0, -1.0, f32::NAN] {
+        assert!(matches!(
+            try_fused_ssim(a.clone(), a.clone(), SAME.with_window(11, sigma)),
+            Err(SsimError::BadSigma(_))
+        ));
+    }
+    let panic = std::panic::catch_unwind(|| {
+        fused_ssim(
+            Tensor::<4>::zeros([1, 1, 4, 4], &device),
+            Tensor::<4>::zeros([1, 1, 4, 5], &device),
+            SAME,
+        )
+    })
+    .unwrap_err();
+    let message = panic.downcast_ref::<String>().expect("formatted panic");
+    assert!(message.contains("must match"), "{message}");
+}
+
+#[cfg(feature = "flex")]
+#[test]
+fn inputs_on_different_devices_are_rejected() {
+    let device = device();
+    let other = if uses_fused_kernels(&device) {
+        Device::flex()
+    } else {
+        // Flex under test: any compiled-in CubeCL device differs from it.
+        match burn_sad::device::DeviceChoice::WgpuCpu.device() {
+            Some(other) => other,
+            None => return,
+        }
+    };
+    let a = Tensor::<4>::zeros([1, 1, 16, 16], &device);
+    let b = Tensor::<4>::zeros([1, 1, 16, 16], &other);
+    assert!(matches!(
+        try_fused_ssim(a, b, SAME),
+        Err(SsimError::DeviceMismatch { .. })
+    ));
+}
+
+/// End to end on the default backend with autodiff (and fusion when it is compiled in): a few
+/// gradient steps on `1 − SSIM` must raise SSIM.
+#[test]
+fn gradient_steps_improve_ssim() {
+    let device = device().autodiff();
+    let target = load_rgb(
+        concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/coffee.png"),
+        &device,
+    )
+    .unwrap();
+    let mut image = load_rgb(
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/coffee_degraded.png"
+        ),
+        &device,
+    )
+    .unwrap();
+    let start = values(fused_ssim(image.clone(), target.clone(), SAME))[0];
+    for _ in 0..5 {
+        let param = image.detach().require_grad();
+        let loss = fused_ssim(param.clone(), target.clone(), SAME)
+            .neg()
+            .add_scalar(1.0);
+        let grads = loss.backward();
+        let grad = param.grad(&grads).unwrap();
+        // Normalised step: the mean gradient is tiny because SSIM is a mean over all pixels.
+        let scale = 0.02 / values(grad.clone().abs().max())[0];
+        image = (param.inner() - grad.mul_scalar(scale)).clamp(0.0, 1.0);
+        image = Tensor::from_inner(image.inner());
+    }
+    let end = values(fused_ssim(image, target, SAME))[0];
+    assert!(end > start + 0.01, "SSIM went from {start} to {end}");
+}
+
+#[test]
+fn kernels_run_where_expected() {
+    let device = device();
+    let expect_fused = !matches!(std::env::var("BURN_SAD_DEVICE").as_deref(), Ok("flex"));
+    assert_eq!(
+        uses_fused_kernels(&device),
+        expect_fused && cfg!(feature = "cube")
+    );
+}
