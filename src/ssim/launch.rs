@@ -6,7 +6,9 @@ use burn_cubecl::{
     CubeBackend, kernel::into_contiguous, ops::numeric::empty_device_contiguous_dtype,
     tensor::CubeTensor,
 };
-use burn_sad_kernels::ssim::{GradTargets, TILE, ssim_backward_kernel, ssim_forward_kernel};
+use burn_sad_kernels::ssim::{
+    COLUMNS, GradTargets, StripLayout, ssim_backward_kernel, ssim_forward_kernel,
+};
 use cubecl::{CubeCount, CubeDim};
 
 use super::{SsimBackend, SsimKernelConfig};
@@ -14,26 +16,61 @@ use super::{SsimBackend, SsimKernelConfig};
 const C1: f32 = 1e-4;
 const C2: f32 = 9e-4;
 
+/// Shared memory a cube may use: the 32 KiB that Metal and most Vulkan drivers guarantee.
+const SHARED_BYTES: usize = 32 * 1024;
+
+/// The layout for a kernel staging `maps` maps: `rows` output rows per unit and as many strips
+/// (at most `strips`) as fit the shared-memory budget.
+///
+/// `BURN_SAD_SSIM_LAYOUT=fwd_rows,fwd_strips,bwd_rows,bwd_strips` overrides the defaults, for
+/// tuning on a new GPU.
+fn layout(forward: bool, radius: usize, maps: usize, element_bytes: usize) -> StripLayout {
+    let (rows, mut strips) = tuned_layout()[usize::from(!forward)];
+    while strips > 1
+        && (StripLayout { rows, strips }).staged_len(radius, maps) * element_bytes > SHARED_BYTES
+    {
+        strips /= 2;
+    }
+    StripLayout { rows, strips }
+}
+
+fn tuned_layout() -> [(usize, usize); 2] {
+    static LAYOUT: std::sync::OnceLock<[(usize, usize); 2]> = std::sync::OnceLock::new();
+    *LAYOUT.get_or_init(|| {
+        let parsed = std::env::var("BURN_SAD_SSIM_LAYOUT")
+            .ok()
+            .and_then(|value| {
+                let v: Vec<usize> = value.split(',').filter_map(|f| f.parse().ok()).collect();
+                let valid = v.len() == 4 && v.iter().all(|&n| n > 0) && v[1].is_power_of_two();
+                (valid && v[3].is_power_of_two()).then(|| [(v[0], v[1]), (v[2], v[3])])
+            });
+        parsed.unwrap_or([(16, 4), (16, 2)])
+    })
+}
+
 /// Grid of one cube per output tile per plane, and the plane geometry.
 struct Geometry {
     planes: usize,
     height: usize,
     width: usize,
     count: CubeCount,
+    dim: CubeDim,
     cubes: usize,
 }
 
 impl Geometry {
-    fn of(tensor: &CubeTensor) -> Self {
+    fn of(tensor: &CubeTensor, layout: StripLayout) -> Self {
         let shape = tensor.shape();
         let (height, width) = (shape[2], shape[3]);
         let planes = shape[0] * shape[1];
-        let (tiles_x, tiles_y) = (width.div_ceil(TILE), height.div_ceil(TILE));
+        let tiles_x = width.div_ceil(COLUMNS);
+        let tiles_y = height.div_ceil(layout.tile_rows());
         Self {
             planes,
             height,
             width,
             count: CubeCount::Static(tiles_x as u32, tiles_y as u32, planes as u32),
+            dim: CubeDim::new_2d(COLUMNS as u32, layout.strips as u32),
             cubes: tiles_x * tiles_y * planes,
         }
     }
@@ -57,7 +94,9 @@ fn forward(
 ) -> (CubeTensor, CubeTensor) {
     let img1 = into_contiguous(img1);
     let img2 = into_contiguous(img2);
-    let geometry = Geometry::of(&img1);
+    // Both images are staged, interleaved.
+    let layout = layout(true, config.radius, 2, img1.dtype.size());
+    let geometry = Geometry::of(&img1, layout);
     let tile_sums = empty_like(&img1, Shape::new([geometry.cubes]));
     let partials = match targets {
         Some(targets) => {
@@ -70,7 +109,7 @@ fn forward(
     ssim_forward_kernel::launch(
         &img1.client,
         geometry.count.clone(),
-        CubeDim::new_2d(TILE as u32, TILE as u32),
+        geometry.dim,
         img1.clone().into_tensor_arg(),
         img2.clone().into_tensor_arg(),
         tile_sums.clone().into_tensor_arg(),
@@ -82,6 +121,7 @@ fn forward(
         C2,
         config.radius,
         config.sigma_bits,
+        layout,
         targets,
         dtype_to_storage_type(img1.dtype),
     );
@@ -119,7 +159,13 @@ impl SsimBackend for CubeBackend {
         let img2 = into_contiguous(img2);
         let partials = into_contiguous(partials);
         let upstream = into_contiguous(upstream);
-        let geometry = Geometry::of(&img1);
+        let layout = layout(
+            false,
+            config.radius,
+            targets.partial_count(),
+            img1.dtype.size(),
+        );
+        let geometry = Geometry::of(&img1, layout);
         let mut dims = vec![targets.grad_count()];
         dims.extend(img1.shape().iter().copied());
         let grads = empty_like(&img1, Shape::from(dims));
@@ -127,7 +173,7 @@ impl SsimBackend for CubeBackend {
         ssim_backward_kernel::launch(
             &img1.client,
             geometry.count,
-            CubeDim::new_2d(TILE as u32, TILE as u32),
+            geometry.dim,
             img1.clone().into_tensor_arg(),
             img2.clone().into_tensor_arg(),
             partials.into_tensor_arg(),
@@ -138,6 +184,7 @@ impl SsimBackend for CubeBackend {
             1.0 / count as f32,
             config.radius,
             config.sigma_bits,
+            layout,
             targets,
             dtype_to_storage_type(img1.dtype),
         );
