@@ -1,6 +1,6 @@
 """Times rahul-goel/fused-ssim on the shapes of benches/ssim.rs, the same way (synchronised wall
 time over back-to-back steps after warm-up), and prints `BxCxHxW train_ms infer_ms` lines that
-`cargo bench --bench ssim -- --baseline FILE` turns into ratio columns.
+`cargo bench --bench fused_ssim -- --baseline FILE` turns into ratio columns.
 
 Needs PyTorch with CUDA and the `fused_ssim` package installed (built for the GPU's arch).
 Usage: python3 fused_ssim_baseline.py [iters] > baseline.txt

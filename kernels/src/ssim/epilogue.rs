@@ -43,9 +43,10 @@ pub fn ssim_terms<F: Float>(
     let con_den = var1 + var2 + F::cast_from(c2);
     let lum_num = two * mu12 + F::cast_from(c1);
     let con_num = two * cov + F::cast_from(c2);
-    let inv_lum = one / lum_den;
-    let inv_con = one / con_den;
-    let inv_den = inv_lum * inv_con;
+    // One IEEE division instead of three: the others follow from 1 / (A·B).
+    let inv_den = one / (lum_den * con_den);
+    let inv_lum = con_den * inv_den;
+    let inv_con = lum_den * inv_den;
     let raw = lum_num * con_num * inv_den;
     let mut terms = SsimTerms::<F> {
         ssim: F::min(F::max(raw, -one), one),

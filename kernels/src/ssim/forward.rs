@@ -14,7 +14,8 @@ const STATS: usize = 5;
 ///
 /// - `img1`, `img2`: contiguous data of `planes` planes of `height × width`.
 /// - `tile_sums[cube]`: the sum of the SSIM map over this tile's pixels inside the map region
-///   (the whole image, or the `crop`-px interior for valid padding).
+///   (the whole image, or the `crop`-px interior for valid padding), times `inv_count`, so the
+///   sum of all tile sums is the mean SSIM.
 /// - `partials`: with `targets = Some(..)`, a `[partial_count, planes·height·width]` stack of
 ///   ∂S/∂σ², ∂S/∂σ₁₂ and the requested ∂S/∂μ maps (see [`GradTargets`]); zero outside the map
 ///   region and where the SSIM value was clamped. Unused (may be one element) for inference.
@@ -31,6 +32,7 @@ pub fn ssim_forward_kernel<F: Float>(
     height: usize,
     width: usize,
     crop: usize,
+    inv_count: f32,
     c1: f32,
     c2: f32,
     #[comptime] radius: usize,
@@ -168,6 +170,6 @@ pub fn ssim_forward_kernel<F: Float>(
         let cube = (CUBE_POS_Z as usize * CUBE_COUNT_Y as usize + CUBE_POS_Y as usize)
             * CUBE_COUNT_X as usize
             + CUBE_POS_X as usize;
-        tile_sums[cube] = pixels[0];
+        tile_sums[cube] = pixels[0] * F::cast_from(inv_count);
     }
 }

@@ -3,7 +3,7 @@
 //! implementation's times for the same shapes.
 //!
 //! ```text
-//! cargo bench --bench ssim -- [--quick] [--iters N] [--baseline FILE] [--no-reference]
+//! cargo bench --bench fused_ssim -- [--quick] [--iters N] [--baseline FILE] [--no-reference]
 //! ```
 //! - `--quick`: small shapes, for CPU devices.
 //! - `--baseline FILE`: lines `BxCxHxW train_ms infer_ms` (e.g. from `fused_ssim_baseline.py`
@@ -92,9 +92,8 @@ fn time_ms(device: &Device, iters: usize, mut step: impl FnMut()) -> f64 {
 
 fn train_ms(op: SsimFn, img1: &Tensor<4>, img2: &Tensor<4>, iters: usize) -> f64 {
     let device = img1.device();
-    let ad = device.clone().autodiff();
-    let target = Tensor::<4>::from_inner(img2.clone()).set_device(&ad);
-    let pred = Tensor::<4>::from_inner(img1.clone()).set_device(&ad);
+    let target = Tensor::<4>::from_inner(img2.clone());
+    let pred = Tensor::<4>::from_inner(img1.clone());
     time_ms(&device, iters, || {
         let param = pred.clone().require_grad();
         let loss = op(param.clone(), target.clone(), SsimOptions::default())
