@@ -61,12 +61,11 @@ impl Crops {
     fn next_batch(&mut self) -> Tensor<4> {
         let crops = (0..BATCH)
             .map(|_| {
-                let photo = &self.photos[self.next(self.photos.len())];
+                let index = self.next(self.photos.len());
+                let photo = self.photos[index].clone();
                 let [_, _, h, w] = photo.dims();
                 let (top, left) = (self.next(h - CROP), self.next(w - CROP));
-                photo
-                    .clone()
-                    .slice([0..1, 0..3, top..top + CROP, left..left + CROP])
+                photo.slice([0..1, 0..3, top..top + CROP, left..left + CROP])
             })
             .collect();
         Tensor::cat(crops, 0)
@@ -88,7 +87,7 @@ fn scalar(t: Tensor<1>) -> f32 {
 fn main() -> anyhow::Result<()> {
     let steps: usize = match std::env::args().nth(1) {
         Some(arg) => arg.parse()?,
-        None => 300,
+        None => 120,
     };
     let choice = DeviceChoice::from_env().map_err(anyhow::Error::msg)?;
     let (device, description) = select_device(choice).map_err(anyhow::Error::msg)?;

@@ -78,7 +78,7 @@ pub(crate) fn validate(
     img2: &Tensor<4>,
     options: &SsimOptions,
 ) -> Result<(), SsimError> {
-    if options.window % 2 == 0 || !(3..=15).contains(&options.window) {
+    if options.window.is_multiple_of(2) || !(3..=15).contains(&options.window) {
         return Err(SsimError::BadWindow(options.window));
     }
     if !(options.sigma.is_finite() && options.sigma > 0.0) {
