@@ -8,6 +8,8 @@
 //! - `--quick`: small shapes, for CPU devices.
 //! - `--baseline FILE`: lines `BxCxHxW train_ms infer_ms` (e.g. from `fused_ssim_baseline.py`
 //!   on the same GPU); adds ratio columns (ours / theirs, below 1 means we are faster).
+//! - Rows `l1ssim-…` time the fused `ssim_l1_loss` (λ = 0.2); their "reference" column is the
+//!   unfused Burn L1 plus `fused_ssim`, and their baseline is fused-ssim plus a torch L1.
 //! - The device comes from `$BURN_SAD_DEVICE` (default: the best available).
 //!
 //! Times are synchronised wall time: warm-up, then `iters` back-to-back steps, then a device
@@ -18,7 +20,7 @@ use std::time::Instant;
 
 use burn::tensor::{Device, Distribution, Tensor};
 use burn_sad::device::{DeviceChoice, select_device};
-use burn_sad::ssim::{SsimOptions, fused_ssim, ssim_reference};
+use burn_sad::ssim::{SsimOptions, fused_ssim, ssim_l1_loss, ssim_reference};
 
 const GPU_SHAPES: [[usize; 4]; 4] = [
     [1, 3, 1080, 1920],
@@ -29,6 +31,30 @@ const GPU_SHAPES: [[usize; 4]; 4] = [
 const QUICK_SHAPES: [[usize; 4]; 2] = [[1, 3, 256, 256], [2, 3, 128, 192]];
 
 type SsimFn = fn(Tensor<4>, Tensor<4>, SsimOptions) -> Tensor<1>;
+
+/// Shapes of the fused L1+SSIM rows (the 3DGS loss, λ = 0.2).
+const L1_SHAPES: [[usize; 4]; 2] = [[1, 3, 1080, 1920], [1, 3, 2160, 3840]];
+const LAMBDA: f32 = 0.2;
+
+/// 1 − the loss, so that `train_ms` (which differentiates 1 − op) times the loss itself.
+fn one_minus_l1_ssim(pred: Tensor<4>, gt: Tensor<4>, options: SsimOptions) -> Tensor<1> {
+    ssim_l1_loss(pred, gt, LAMBDA, options)
+        .neg()
+        .add_scalar(1.0)
+}
+
+/// The unfused equivalent: Burn's L1 plus the fused SSIM, as two ops.
+fn one_minus_l1_plus_ssim(pred: Tensor<4>, gt: Tensor<4>, options: SsimOptions) -> Tensor<1> {
+    let l1 = (pred.clone() - gt.clone())
+        .abs()
+        .mean()
+        .mul_scalar(1.0 - LAMBDA);
+    let ssim = fused_ssim(pred, gt, options)
+        .neg()
+        .add_scalar(1.0)
+        .mul_scalar(LAMBDA);
+    (l1 + ssim).neg().add_scalar(1.0)
+}
 
 struct Args {
     quick: bool,
@@ -127,23 +153,41 @@ fn main() {
         "| shape | train ms | infer ms | reference train ms | reference infer ms | baseline train ms | baseline infer ms | train ratio | infer ratio |"
     );
     println!("|---|---|---|---|---|---|---|---|---|");
-    for shape in shapes {
+    let rows = shapes
+        .iter()
+        .map(|&shape| {
+            (
+                label(shape),
+                shape,
+                fused_ssim as SsimFn,
+                ssim_reference as SsimFn,
+            )
+        })
+        .chain(L1_SHAPES.iter().filter(|_| !args.quick).map(|&shape| {
+            let key = format!("l1ssim-{}", label(shape));
+            (
+                key,
+                shape,
+                one_minus_l1_ssim as SsimFn,
+                one_minus_l1_plus_ssim as SsimFn,
+            )
+        }));
+    for (key, shape, op, reference_op) in rows {
         let img1 = Tensor::<4>::random(shape, Distribution::Default, &device);
         let img2 = (img1.clone() * 0.8
             + Tensor::<4>::random(shape, Distribution::Default, &device) * 0.2)
             .clamp(0.0, 1.0);
-        let train = train_ms(fused_ssim, &img1, &img2, args.iters);
-        let infer = infer_ms(fused_ssim, &img1, &img2, args.iters);
+        let train = train_ms(op, &img1, &img2, args.iters);
+        let infer = infer_ms(op, &img1, &img2, args.iters);
         let (ref_train, ref_infer) = if args.reference {
             let iters = (args.iters / 5).max(3);
             (
-                format!("{:.3}", train_ms(ssim_reference, &img1, &img2, iters)),
-                format!("{:.3}", infer_ms(ssim_reference, &img1, &img2, iters)),
+                format!("{:.3}", train_ms(reference_op, &img1, &img2, iters)),
+                format!("{:.3}", infer_ms(reference_op, &img1, &img2, iters)),
             )
         } else {
             ("-".into(), "-".into())
         };
-        let key = label(shape);
         let (base_train, base_infer, ratio_train, ratio_infer) =
             match baseline.as_ref().and_then(|b| b.get(&key)) {
                 Some(&(bt, bi)) => (

@@ -47,6 +47,37 @@ fn ssim_prints_the_value_as_its_last_line() {
 }
 
 #[test]
+fn ms_ssim_and_window_options() {
+    let row = include_str!("data/expected_ms_ssim.txt")
+        .lines()
+        .find(|line| line.starts_with("astronaut_ms"))
+        .expect("fixture row");
+    let want: f64 = row.split_whitespace().nth(2).unwrap().parse().unwrap();
+    let a = format!("{DATA}/astronaut_ms.png");
+    let b = format!("{DATA}/astronaut_ms_degraded.png");
+    let out = sad(&["ssim", &a, &b, "--ms"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got: f64 = last_line(&out.stdout).parse().expect("a number");
+    assert!((got - want).abs() < 1e-5, "MS-SSIM {got} vs {want}");
+    let narrow = sad(&["ssim", &a, &b, "--window", "7", "--sigma", "1.0"]);
+    assert!(narrow.status.success());
+    let narrow: f64 = last_line(&narrow.stdout).parse().unwrap();
+    let default = sad(&["ssim", &a, &b]);
+    let default: f64 = last_line(&default.stdout).parse().unwrap();
+    assert!((narrow - default).abs() > 1e-4, "the window must matter");
+    let small = format!("{DATA}/coffee.png");
+    let out = sad(&["ssim", &small, &small, "--ms"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("larger than 160"));
+    let out = sad(&["ssim", &a, &b, "--window", "8"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("window must be odd"));
+}
+
+#[test]
 fn ssim_errors_are_one_line() {
     let dir = std::env::temp_dir().join(format!("burn-sad-cli-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use burn_sad::device::{DeviceChoice, select_device};
 use burn_sad::image::load_rgb;
-use burn_sad::ssim::{Padding, SsimOptions, try_fused_ssim};
+use burn_sad::ssim::{MsSsimOptions, Padding, SsimOptions, try_fused_ssim, try_ms_ssim};
 use clap::{Parser, Subcommand};
 
 /// Fused, differentiable image kernels for Burn.
@@ -32,6 +32,15 @@ enum Command {
         /// Border handling: `same` (zero padding) or `valid` (no padding).
         #[arg(long, default_value = "same")]
         padding: Padding,
+        /// Gaussian window size in taps (odd, 3 to 15).
+        #[arg(long, default_value_t = 11)]
+        window: usize,
+        /// Standard deviation of the Gaussian window.
+        #[arg(long, default_value_t = 1.5)]
+        sigma: f32,
+        /// Multi-scale SSIM (5 scales, pytorch-msssim weights, valid padding).
+        #[arg(long, conflicts_with = "padding")]
+        ms: bool,
     },
 }
 
@@ -52,7 +61,14 @@ fn run(cli: Cli) -> Result<()> {
     };
     let (device, description) = select_device(choice).map_err(anyhow::Error::msg)?;
     match cli.command {
-        Command::Ssim { a, b, padding } => {
+        Command::Ssim {
+            a,
+            b,
+            padding,
+            window,
+            sigma,
+            ms,
+        } => {
             let img1 = load_rgb(&a, &device)?;
             let img2 = load_rgb(&b, &device)?;
             let (shape1, shape2) = (img1.dims(), img2.dims());
@@ -67,8 +83,21 @@ fn run(cli: Cli) -> Result<()> {
                     shape2[2]
                 );
             }
-            let options = SsimOptions::default().with_padding(padding);
-            let ssim = try_fused_ssim(img1, img2, options)?;
+            let ssim = if ms {
+                let options = MsSsimOptions {
+                    window,
+                    sigma,
+                    ..MsSsimOptions::default()
+                };
+                try_ms_ssim(img1, img2, &options)?
+            } else {
+                let options = SsimOptions {
+                    padding,
+                    window,
+                    sigma,
+                };
+                try_fused_ssim(img1, img2, options)?
+            };
             let value: f32 = ssim
                 .try_into_scalar()
                 .map_err(|error| anyhow::anyhow!("{error:?}"))

@@ -2,7 +2,7 @@
 
 use burn::tensor::{DType, Device, Tensor};
 
-use super::{SsimError, SsimKernelConfig, SsimOptions, reference::ssim_reference};
+use super::{SsimError, SsimKernelConfig, SsimOptions, reference::reference_value};
 
 /// Mean SSIM of two `[batch, channels, height, width]` f32 batches with values in [0, 1].
 ///
@@ -33,10 +33,57 @@ pub fn try_fused_ssim(
     options: SsimOptions,
 ) -> Result<Tensor<1>, SsimError> {
     validate(&img1, &img2, &options)?;
+    Ok(kernel_value(img1, img2, options.into()))
+}
+
+/// The loss of 3D Gaussian-splatting trainers, `(1 − λ)·mean|pred − gt| + λ·(1 − SSIM)`, with
+/// the L1 term computed inside the SSIM kernels, forward and backward.
+///
+/// The L1 mean runs over all pixels, the SSIM mean over the map (`options.padding`).
+/// Differentiable with respect to both inputs, like [`fused_ssim`].
+///
+/// # Panics
+/// With the message of the [`SsimError`] that [`try_ssim_l1_loss`] would return.
+pub fn ssim_l1_loss(
+    pred: Tensor<4>,
+    gt: Tensor<4>,
+    lambda: f32,
+    options: SsimOptions,
+) -> Tensor<1> {
+    try_ssim_l1_loss(pred, gt, lambda, options).unwrap_or_else(|error| panic!("{error}"))
+}
+
+/// [`ssim_l1_loss`] that returns a typed error instead of panicking on bad input, including a
+/// `lambda` outside [0, 1].
+pub fn try_ssim_l1_loss(
+    pred: Tensor<4>,
+    gt: Tensor<4>,
+    lambda: f32,
+    options: SsimOptions,
+) -> Result<Tensor<1>, SsimError> {
+    if !(0.0..=1.0).contains(&lambda) {
+        return Err(SsimError::BadLambda(lambda));
+    }
+    validate(&pred, &gt, &options)?;
+    let config = SsimKernelConfig {
+        ssim_weight: -lambda,
+        l1_weight: 1.0 - lambda,
+        ..options.into()
+    };
+    Ok(kernel_value(pred, gt, config).add_scalar(lambda))
+}
+
+/// The value `config` describes, from the fused kernels where the device runs them and from the
+/// reference ops elsewhere. Inputs must already be validated.
+pub(crate) fn kernel_value(
+    img1: Tensor<4>,
+    img2: Tensor<4>,
+    config: SsimKernelConfig,
+) -> Tensor<1> {
     if uses_fused_kernels(&img1.device()) {
-        Ok(fused_mean(img1, img2, options.into()))
+        fused_value(img1, img2, config)
     } else {
-        Ok(ssim_reference(img1, img2, options))
+        reference_value(img1, img2, config)
     }
 }
 
@@ -57,10 +104,10 @@ pub fn uses_fused_kernels(device: &Device) -> bool {
 }
 
 #[cfg(feature = "cube")]
-fn fused_mean(img1: Tensor<4>, img2: Tensor<4>, config: SsimKernelConfig) -> Tensor<1> {
+fn fused_value(img1: Tensor<4>, img2: Tensor<4>, config: SsimKernelConfig) -> Tensor<1> {
     use super::SsimBackend;
     use burn::backend::Dispatch;
-    Tensor::from_dispatch(<Dispatch as SsimBackend>::ssim_mean(
+    Tensor::from_dispatch(<Dispatch as SsimBackend>::ssim_value(
         img1.into_dispatch(),
         img2.into_dispatch(),
         config,
@@ -68,7 +115,7 @@ fn fused_mean(img1: Tensor<4>, img2: Tensor<4>, config: SsimKernelConfig) -> Ten
 }
 
 #[cfg(not(feature = "cube"))]
-fn fused_mean(_: Tensor<4>, _: Tensor<4>, _: SsimKernelConfig) -> Tensor<1> {
+fn fused_value(_: Tensor<4>, _: Tensor<4>, _: SsimKernelConfig) -> Tensor<1> {
     unreachable!("no CubeCL runtime is compiled in")
 }
 

@@ -78,7 +78,7 @@ fn unstack<B: Backend>(stack: FloatTensor<B>, shape: Shape) -> Vec<FloatTensor<B
 }
 
 impl<B: SsimBackend, C: CheckpointStrategy> SsimBackend for Autodiff<B, C> {
-    fn ssim_mean(
+    fn ssim_value(
         img1: FloatTensor<Self>,
         img2: FloatTensor<Self>,
         config: SsimKernelConfig,
@@ -95,7 +95,7 @@ impl<B: SsimBackend, C: CheckpointStrategy> SsimBackend for Autodiff<B, C> {
             OpsKind::Tracked(prep) => {
                 let (img1, img2) = (img1.into_primitive(), img2.into_primitive());
                 let (mean, partials) =
-                    B::ssim_mean_with_partials(img1.clone(), img2.clone(), config, targets);
+                    B::ssim_value_with_partials(img1.clone(), img2.clone(), config, targets);
                 let state = SsimState {
                     img1,
                     img2,
@@ -105,7 +105,7 @@ impl<B: SsimBackend, C: CheckpointStrategy> SsimBackend for Autodiff<B, C> {
                 };
                 prep.finish(state, mean)
             }
-            OpsKind::UnTracked(prep) => prep.finish(B::ssim_mean(
+            OpsKind::UnTracked(prep) => prep.finish(B::ssim_value(
                 img1.into_primitive(),
                 img2.into_primitive(),
                 config,
@@ -113,13 +113,13 @@ impl<B: SsimBackend, C: CheckpointStrategy> SsimBackend for Autodiff<B, C> {
         }
     }
 
-    fn ssim_mean_with_partials(
+    fn ssim_value_with_partials(
         img1: FloatTensor<Self>,
         img2: FloatTensor<Self>,
         config: SsimKernelConfig,
         targets: GradTargets,
     ) -> (FloatTensor<Self>, FloatTensor<Self>) {
-        let (mean, partials) = B::ssim_mean_with_partials(
+        let (mean, partials) = B::ssim_value_with_partials(
             img1.into_primitive(),
             img2.into_primitive(),
             config,

@@ -1,13 +1,15 @@
 //! The SSIM backend extension: the three primitive ops every backend with fused kernels provides.
 
 use burn::backend::{Backend, backend_extension, tensor::FloatTensor};
-use burn_sad_kernels::ssim::GradTargets;
+use burn::tensor::Shape;
+use burn_sad_kernels::ssim::{GradTargets, SsimTerm};
 
 use super::{Padding, SsimOptions};
 
-/// Compile-time shape of an SSIM kernel: padding and window. Hashable, so each distinct value is
-/// one compiled kernel.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// What the SSIM kernels compute: the window and padding, which term they average, whether per
+/// plane, and the weights of the fused loss
+/// `ssim_weight · mean(term) + l1_weight · mean(|img1 − img2|)`.
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SsimKernelConfig {
     /// Border handling.
     pub padding: Padding,
@@ -15,19 +17,58 @@ pub struct SsimKernelConfig {
     pub radius: usize,
     /// `f32::to_bits` of the window's sigma.
     pub sigma_bits: u32,
+    /// The averaged term: SSIM, or MS-SSIM's contrast-structure factor.
+    pub term: SsimTerm,
+    /// One value per (batch, channel) plane (shape `[planes]`) instead of one overall (`[1]`).
+    pub per_plane: bool,
+    /// Weight of the term's mean.
+    pub ssim_weight: f32,
+    /// Weight of the mean absolute difference; 0 leaves the L1 term out of the kernels.
+    pub l1_weight: f32,
 }
 
 impl From<SsimOptions> for SsimKernelConfig {
+    /// Plain mean SSIM.
     fn from(options: SsimOptions) -> Self {
         Self {
             padding: options.padding,
             radius: options.radius(),
             sigma_bits: options.sigma.to_bits(),
+            term: SsimTerm::Ssim,
+            per_plane: false,
+            ssim_weight: 1.0,
+            l1_weight: 0.0,
         }
     }
 }
 
 impl SsimKernelConfig {
+    /// Shape of the value for `[batch, channels, ..]` inputs of `shape`.
+    pub fn value_shape(&self, shape: &Shape) -> Shape {
+        if self.per_plane {
+            Shape::new([shape[0] * shape[1]])
+        } else {
+            Shape::new([1])
+        }
+    }
+
+    /// Whether the kernels include the L1 term.
+    pub fn has_l1(&self) -> bool {
+        self.l1_weight != 0.0
+    }
+
+    /// The kernels' `(ssim_scale, l1_scale)`: the weights divided by the pixel counts each value
+    /// averages over.
+    pub fn scales(&self, planes: usize, height: usize, width: usize) -> (f32, f32) {
+        let planes = if self.per_plane { 1 } else { planes };
+        let map = self.map_len(planes, height, width) as f64;
+        let pixels = (planes * height * width) as f64;
+        (
+            (self.ssim_weight as f64 / map) as f32,
+            (self.l1_weight as f64 / pixels) as f32,
+        )
+    }
+
     /// Pixels each side of the map loses: the radius for `Valid`, none for `Same`.
     pub fn crop(&self) -> usize {
         match self.padding {
@@ -46,28 +87,29 @@ impl SsimKernelConfig {
 /// Backends that run the fused SSIM kernels.
 ///
 /// Implemented for the CubeCL backend (every runtime), for `Fusion` over it, and for `Autodiff`
-/// (where [`SsimBackend::ssim_mean`] records the hand-written backward). Inputs are validated by
+/// (where [`SsimBackend::ssim_value`] records the hand-written backward). Inputs are validated by
 /// [`try_fused_ssim`](super::try_fused_ssim); these primitives assume valid, equal-shape
 /// `[batch, channels, height, width]` f32 tensors.
 #[backend_extension(Cube: cfg(feature = "cube"), Autodiff)]
 pub trait SsimBackend: Backend {
-    /// Mean SSIM, shape `[1]`. Keeps nothing for a backward pass.
-    fn ssim_mean(
+    /// The configured value (see [`SsimKernelConfig`]), shape [`SsimKernelConfig::value_shape`].
+    /// Keeps nothing for a backward pass.
+    fn ssim_value(
         img1: FloatTensor<Self>,
         img2: FloatTensor<Self>,
         config: SsimKernelConfig,
     ) -> FloatTensor<Self>;
 
-    /// Mean SSIM (shape `[1]`) and the stack of partial-derivative maps the backward needs
+    /// The configured value and the stack of partial-derivative maps the backward needs
     /// (shape `[targets.partial_count(), batch, channels, height, width]`).
-    fn ssim_mean_with_partials(
+    fn ssim_value_with_partials(
         img1: FloatTensor<Self>,
         img2: FloatTensor<Self>,
         config: SsimKernelConfig,
         targets: GradTargets,
     ) -> (FloatTensor<Self>, FloatTensor<Self>);
 
-    /// Gradients of the mean SSIM scaled by `upstream` (shape `[1]`), stacked as
+    /// Gradients of the value scaled by `upstream` (the value's shape), stacked as
     /// `[targets.grad_count(), batch, channels, height, width]`, img1's first.
     fn ssim_backward(
         img1: FloatTensor<Self>,

@@ -46,6 +46,28 @@ pub enum SsimError {
     /// The inputs are not 32-bit floats.
     #[error("fused_ssim: inputs must be f32, got {0}")]
     NotF32(String),
+    /// The L1/SSIM mixing weight is outside [0, 1].
+    #[error("ssim_l1_loss: lambda must be between 0 and 1, got {0}")]
+    BadLambda(f32),
+    /// MS-SSIM needs the smaller side to exceed `(window − 1) · 2^(scales − 1)`.
+    #[error(
+        "ms_ssim: the smaller side must be larger than {minimum} for {scales} scales of an {window}-tap window, got {height}×{width}"
+    )]
+    TooSmallForMsSsim {
+        /// Image height.
+        height: usize,
+        /// Image width.
+        width: usize,
+        /// The side the smaller one must exceed.
+        minimum: usize,
+        /// Number of scales.
+        scales: usize,
+        /// Window size.
+        window: usize,
+    },
+    /// MS-SSIM scale weights must be a non-empty list of finite, non-negative numbers.
+    #[error("ms_ssim: weights must be finite, non-negative and at least one, got {0:?}")]
+    BadWeights(Vec<f32>),
     /// Too many planes for one launch grid.
     #[error("fused_ssim: batch × channels = {0} exceeds the 65535 planes one launch can hold")]
     TooManyPlanes(usize),

@@ -20,18 +20,19 @@ fn stacked(count: usize, shape: &Shape) -> Shape {
 }
 
 impl<B: FusionBackend + SsimBackend> SsimBackend for Fusion<B> {
-    fn ssim_mean(img1: Lazy<B>, img2: Lazy<B>, config: SsimKernelConfig) -> Lazy<B> {
+    fn ssim_value(img1: Lazy<B>, img2: Lazy<B>, config: SsimKernelConfig) -> Lazy<B> {
         let dtype: DType = img1.dtype;
-        let [mean] = register_float_op::<B, 2, 1>(
-            format!("burn_sad::ssim_mean::{config:?}"),
+        let value = config.value_shape(&img1.shape);
+        let [value] = register_float_op::<B, 2, 1>(
+            format!("burn_sad::ssim_value::{config:?}"),
             [img1, img2],
-            [(Shape::new([1]), dtype)],
-            move |[img1, img2]| [B::ssim_mean(img1, img2, config)],
+            [(value, dtype)],
+            move |[img1, img2]| [B::ssim_value(img1, img2, config)],
         );
-        mean
+        value
     }
 
-    fn ssim_mean_with_partials(
+    fn ssim_value_with_partials(
         img1: Lazy<B>,
         img2: Lazy<B>,
         config: SsimKernelConfig,
@@ -39,12 +40,13 @@ impl<B: FusionBackend + SsimBackend> SsimBackend for Fusion<B> {
     ) -> (Lazy<B>, Lazy<B>) {
         let dtype = img1.dtype;
         let partials = stacked(targets.partial_count(), &img1.shape);
+        let value = config.value_shape(&img1.shape);
         let [mean, partials] = register_float_op::<B, 2, 2>(
-            format!("burn_sad::ssim_mean_with_partials::{config:?}::{targets:?}"),
+            format!("burn_sad::ssim_value_with_partials::{config:?}::{targets:?}"),
             [img1, img2],
-            [(Shape::new([1]), dtype), (partials, dtype)],
+            [(value, dtype), (partials, dtype)],
             move |[img1, img2]| {
-                let (mean, partials) = B::ssim_mean_with_partials(img1, img2, config, targets);
+                let (mean, partials) = B::ssim_value_with_partials(img1, img2, config, targets);
                 [mean, partials]
             },
         );

@@ -99,7 +99,7 @@ fn forward(
     let layout = layout(true, config.radius, 2, img1.dtype.size());
     let geometry = Geometry::of(&img1, layout);
     let tile_sums = empty_like(&img1, Shape::new([geometry.cubes]));
-    let count = config.map_len(geometry.planes, geometry.height, geometry.width);
+    let (ssim_scale, l1_scale) = config.scales(geometry.planes, geometry.height, geometry.width);
     let partials = match targets {
         Some(targets) => {
             let mut dims = vec![targets.partial_count()];
@@ -119,24 +119,34 @@ fn forward(
         geometry.height,
         geometry.width,
         config.crop(),
-        1.0 / count as f32,
+        ssim_scale,
+        l1_scale,
         C1,
         C2,
         config.radius,
         config.sigma_bits,
         layout,
+        config.term,
+        config.has_l1(),
         targets,
         dtype_to_storage_type(img1.dtype),
     );
-    (CubeBackend::float_sum(tile_sums), partials)
+    let value = if config.per_plane {
+        let per_plane = Shape::new([geometry.planes, geometry.cubes / geometry.planes]);
+        let sums = CubeBackend::float_sum_dim(CubeBackend::float_reshape(tile_sums, per_plane), 1);
+        CubeBackend::float_reshape(sums, Shape::new([geometry.planes]))
+    } else {
+        CubeBackend::float_sum(tile_sums)
+    };
+    (value, partials)
 }
 
 impl SsimBackend for CubeBackend {
-    fn ssim_mean(img1: CubeTensor, img2: CubeTensor, config: SsimKernelConfig) -> CubeTensor {
+    fn ssim_value(img1: CubeTensor, img2: CubeTensor, config: SsimKernelConfig) -> CubeTensor {
         forward(img1, img2, config, None).0
     }
 
-    fn ssim_mean_with_partials(
+    fn ssim_value_with_partials(
         img1: CubeTensor,
         img2: CubeTensor,
         config: SsimKernelConfig,
@@ -167,7 +177,8 @@ impl SsimBackend for CubeBackend {
         let mut dims = vec![targets.grad_count()];
         dims.extend(img1.shape().iter().copied());
         let grads = empty_like(&img1, Shape::from(dims));
-        let count = config.map_len(geometry.planes, geometry.height, geometry.width);
+        let (ssim_scale, l1_scale) =
+            config.scales(geometry.planes, geometry.height, geometry.width);
         ssim_backward_kernel::launch(
             &img1.client,
             geometry.count,
@@ -179,10 +190,13 @@ impl SsimBackend for CubeBackend {
             grads.clone().into_tensor_arg(),
             geometry.height,
             geometry.width,
-            1.0 / count as f32,
+            usize::from(config.per_plane),
+            ssim_scale,
+            l1_scale,
             config.radius,
             config.sigma_bits,
             layout,
+            config.has_l1(),
             targets,
             dtype_to_storage_type(img1.dtype),
         );

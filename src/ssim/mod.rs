@@ -1,5 +1,8 @@
 //! Fused SSIM: the structural similarity index as a differentiable loss.
 //!
+//! - [`fused_ssim`]: mean SSIM; [`ssim_l1_loss`]: the 3DGS loss with L1 fused into the same
+//!   kernels; [`ms_ssim`]: multi-scale SSIM composed of the fused per-plane kernels.
+//!
 //! [`fused_ssim`] computes the mean SSIM of two `[batch, channels, height, width]` image batches
 //! in one kernel per 16×16 tile, and its gradient with respect to either or both inputs in one
 //! backward kernel. The definition is the one of `rahul-goel/fused-ssim` (and of the 3DGS
@@ -25,12 +28,14 @@ mod error;
 mod fusion;
 #[cfg(feature = "cube")]
 mod launch;
+mod msssim;
 mod options;
 mod reference;
 
-pub use api::{fused_ssim, try_fused_ssim, uses_fused_kernels};
+pub use api::{fused_ssim, ssim_l1_loss, try_fused_ssim, try_ssim_l1_loss, uses_fused_kernels};
 pub use backend::{SsimBackend, SsimKernelConfig};
-pub use burn_sad_kernels::ssim::GradTargets;
+pub use burn_sad_kernels::ssim::{GradTargets, SsimTerm};
 pub use error::SsimError;
+pub use msssim::{MS_SSIM_WEIGHTS, MsSsimOptions, ms_ssim, ms_ssim_reference, try_ms_ssim};
 pub use options::{Padding, SsimOptions};
 pub use reference::ssim_reference;

@@ -5,9 +5,9 @@
 use burn::tensor::module::conv2d;
 use burn::tensor::ops::ConvOptions;
 use burn::tensor::{Tensor, TensorData};
-use burn_sad_kernels::ssim::gaussian_taps;
+use burn_sad_kernels::ssim::{SsimTerm, gaussian_taps};
 
-use super::{Padding, SsimOptions};
+use super::{Padding, SsimKernelConfig, SsimOptions};
 
 const C1: f32 = 1e-4;
 const C2: f32 = 9e-4;
@@ -19,10 +19,36 @@ const C2: f32 = 9e-4;
 /// SSIM value is clamped to [−1, 1] with a zero gradient where it was clamped.
 /// Inputs are not validated; [`try_fused_ssim`](super::try_fused_ssim) does that.
 pub fn ssim_reference(img1: Tensor<4>, img2: Tensor<4>, options: SsimOptions) -> Tensor<1> {
+    reference_value(img1, img2, options.into())
+}
+
+/// What the fused kernels compute for `config`, with plain tensor ops:
+/// `ssim_weight · mean(term) + l1_weight · mean(|img1 − img2|)`, overall or per plane.
+pub(crate) fn reference_value(
+    img1: Tensor<4>,
+    img2: Tensor<4>,
+    config: SsimKernelConfig,
+) -> Tensor<1> {
     let [batch, channels, height, width] = img1.dims();
-    let radius = options.radius();
+    let planes = batch * channels;
+    let map = term_map(img1.clone(), img2.clone(), &config);
+    let l1 = (img1 - img2).abs().reshape([planes, height * width]);
+    let map = map.reshape([planes as i32, -1]);
+    if config.per_plane {
+        let value = map.mean_dim(1).mul_scalar(config.ssim_weight);
+        let value = value + l1.mean_dim(1).mul_scalar(config.l1_weight);
+        value.reshape([planes])
+    } else {
+        map.mean().mul_scalar(config.ssim_weight) + l1.mean().mul_scalar(config.l1_weight)
+    }
+}
+
+/// The per-pixel map of the configured term, one `[1, h, w]` map per plane.
+fn term_map(img1: Tensor<4>, img2: Tensor<4>, config: &SsimKernelConfig) -> Tensor<4> {
+    let [batch, channels, height, width] = img1.dims();
+    let radius = config.radius;
     let device = img1.device();
-    let taps = gaussian_taps(radius, options.sigma.to_bits());
+    let taps = gaussian_taps(radius, config.sigma_bits);
     let window: Vec<f32> = (0..2 * radius + 1)
         .map(|k| taps[k.abs_diff(radius)])
         .collect();
@@ -30,7 +56,7 @@ pub fn ssim_reference(img1: Tensor<4>, img2: Tensor<4>, options: SsimOptions) ->
     let horizontal =
         Tensor::<4>::from_data(TensorData::new(window.clone(), [1, 1, 1, size]), &device);
     let vertical = Tensor::<4>::from_data(TensorData::new(window, [1, 1, size, 1]), &device);
-    let pad = match options.padding {
+    let pad = match config.padding {
         Padding::Same => radius,
         Padding::Valid => 0,
     };
@@ -70,9 +96,14 @@ pub fn ssim_reference(img1: Tensor<4>, img2: Tensor<4>, options: SsimOptions) ->
     let var1 = clamp_value_at_zero(e11 - mu1_sq.clone());
     let var2 = clamp_value_at_zero(e22 - mu2_sq.clone());
     let cov = e12 - mu12.clone();
-    let numerator = (mu12.mul_scalar(2.0).add_scalar(C1)) * (cov.mul_scalar(2.0).add_scalar(C2));
-    let denominator = (mu1_sq + mu2_sq).add_scalar(C1) * (var1 + var2).add_scalar(C2);
-    (numerator / denominator).clamp(-1.0, 1.0).mean()
+    let contrast_structure = cov.mul_scalar(2.0).add_scalar(C2) / (var1 + var2).add_scalar(C2);
+    match config.term {
+        SsimTerm::ContrastStructure => contrast_structure,
+        SsimTerm::Ssim => {
+            let luminance = mu12.mul_scalar(2.0).add_scalar(C1) / (mu1_sq + mu2_sq).add_scalar(C1);
+            (luminance * contrast_structure).clamp(-1.0, 1.0)
+        }
+    }
 }
 
 /// `max(v, 0)` in value, identity in gradient.

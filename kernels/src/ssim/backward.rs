@@ -12,7 +12,9 @@ use super::{COLUMNS, COVARIANCE_SLOT, GradTargets, SIGMA_SQ_SLOT, StripLayout};
 /// Computes the input gradients for one tile of one plane (layout as in the forward).
 ///
 /// - `partials`: the stack written by the training forward with the same `targets`.
-/// - `upstream[0]`: dL/d(mean SSIM); `inv_count` is 1 / (number of map pixels).
+/// - `upstream[plane · upstream_stride]`: the upstream gradient of this plane's forward value
+///   (stride 0 when the forward summed all planes into one value).
+/// - `ssim_scale`, `l1_scale`, `l1`: as in the forward.
 /// - `grads`: `[grad_count, planes·height·width]`, img1's gradient first when both are tracked.
 #[cube(launch)]
 #[allow(clippy::too_many_arguments)]
@@ -24,10 +26,13 @@ pub fn ssim_backward_kernel<F: Float>(
     grads: &mut Tensor<F>,
     height: usize,
     width: usize,
-    inv_count: f32,
+    upstream_stride: usize,
+    ssim_scale: f32,
+    l1_scale: f32,
     #[comptime] radius: usize,
     #[comptime] sigma_bits: u32,
     #[comptime] layout: StripLayout,
+    #[comptime] l1: bool,
     #[comptime] targets: GradTargets,
     #[define(F)] _dtype: ElemType,
 ) {
@@ -67,7 +72,9 @@ pub fn ssim_backward_kernel<F: Float>(
 
     let x = x0 + column;
     let first_row = strip * comptime![layout.rows];
-    let scale = upstream[0] * F::cast_from(inv_count);
+    let upstream = upstream[CUBE_POS_Z as usize * upstream_stride];
+    let scale = upstream * F::cast_from(ssim_scale);
+    let l1_step = upstream * F::cast_from(l1_scale);
     let two = F::new(2.0);
     let mut ring = Array::<F>::new(comptime![maps * taps_len]);
     #[unroll]
@@ -110,14 +117,25 @@ pub fn ssim_backward_kernel<F: Float>(
                 let b = img2[idx];
                 let g_var = v[comptime![SIGMA_SQ_SLOT]];
                 let g_cov = v[comptime![COVARIANCE_SLOT]];
+                // d|a − b|/da = sign(a − b), zero at a = b.
+                let mut l1_grad = F::new(0.0);
+                if comptime![l1] {
+                    if a > b {
+                        l1_grad = l1_step;
+                    }
+                    if a < b {
+                        l1_grad = -l1_step;
+                    }
+                }
                 if comptime![targets.img1] {
                     let g_mu = v[comptime![targets.mu1_slot()]];
-                    grads[idx] = scale * (g_mu + two * a * g_var + b * g_cov);
+                    grads[idx] = scale * (g_mu + two * a * g_var + b * g_cov) + l1_grad;
                 }
                 if comptime![targets.img2] {
                     let g_mu = v[comptime![targets.mu2_slot()]];
                     let slot = comptime![targets.img1 as usize];
-                    grads[slot * total + idx] = scale * (g_mu + two * b * g_var + a * g_cov);
+                    grads[slot * total + idx] =
+                        scale * (g_mu + two * b * g_var + a * g_cov) - l1_grad;
                 }
             }
         }

@@ -3,7 +3,7 @@
 
 use cubecl::prelude::*;
 
-use super::epilogue::ssim_terms;
+use super::epilogue::{SsimTerm, ssim_terms};
 use super::window::gaussian_taps;
 use super::{COLUMNS, COVARIANCE_SLOT, GradTargets, SIGMA_SQ_SLOT, StripLayout};
 
@@ -13,9 +13,10 @@ const STATS: usize = 5;
 /// Computes SSIM over one output tile (see the module docs for the layout).
 ///
 /// - `img1`, `img2`: contiguous data of `planes` planes of `height × width`.
-/// - `tile_sums[cube]`: the sum of the SSIM map over this tile's pixels inside the map region
-///   (the whole image, or the `crop`-px interior for valid padding), times `inv_count`, so the
-///   sum of all tile sums is the mean SSIM.
+/// - `tile_sums[cube]`: `ssim_scale` times the sum of the `term` map over this tile's pixels
+///   inside the map region (the whole image, or the `crop`-px interior for valid padding), plus,
+///   with `l1`, `l1_scale` times the sum of |img1 − img2| over its pixels. With the scales set
+///   to weight / pixel count, the tile sums add up to the weighted means.
 /// - `partials`: with `targets = Some(..)`, a `[partial_count, planes·height·width]` stack of
 ///   ∂S/∂σ², ∂S/∂σ₁₂ and the requested ∂S/∂μ maps (see [`GradTargets`]); zero outside the map
 ///   region and where the SSIM value was clamped. Unused (may be one element) for inference.
@@ -32,12 +33,15 @@ pub fn ssim_forward_kernel<F: Float>(
     height: usize,
     width: usize,
     crop: usize,
-    inv_count: f32,
+    ssim_scale: f32,
+    l1_scale: f32,
     c1: f32,
     c2: f32,
     #[comptime] radius: usize,
     #[comptime] sigma_bits: u32,
     #[comptime] layout: StripLayout,
+    #[comptime] term: SsimTerm,
+    #[comptime] l1: bool,
     #[comptime] targets: Option<GradTargets>,
     #[define(F)] _dtype: ElemType,
 ) {
@@ -132,9 +136,15 @@ pub fn ssim_forward_kernel<F: Float>(
             let in_image = x < width && y < height;
             let in_map =
                 in_image && x >= crop && y >= crop && x + crop < width && y + crop < height;
-            let terms = ssim_terms::<F>(v[0], v[1], v[2], v[3], v[4], c1, c2);
+            let terms = ssim_terms::<F>(v[0], v[1], v[2], v[3], v[4], c1, c2, term);
             if in_map {
-                tile_sum += terms.ssim;
+                tile_sum += F::cast_from(ssim_scale) * terms.value;
+            }
+            if comptime![l1] {
+                if in_image {
+                    let texel = 2 * ((first_row + out + radius) * span_x + column + radius);
+                    tile_sum += F::cast_from(l1_scale) * F::abs(pixels[texel] - pixels[texel + 1]);
+                }
             }
             if comptime![targets.is_some()] {
                 let targets = comptime![targets.unwrap()];
@@ -170,6 +180,6 @@ pub fn ssim_forward_kernel<F: Float>(
         let cube = (CUBE_POS_Z as usize * CUBE_COUNT_Y as usize + CUBE_POS_Y as usize)
             * CUBE_COUNT_X as usize
             + CUBE_POS_X as usize;
-        tile_sums[cube] = pixels[0] * F::cast_from(inv_count);
+        tile_sums[cube] = pixels[0];
     }
 }

@@ -11,8 +11,9 @@
 //! traffic per output pixel drops from about 80 to about 20 loads.
 
 // Comptime loops are unrolled at kernel expansion and index comptime tap tables; iterator
-// forms do not exist in `#[cube]` code.
-#![allow(clippy::needless_range_loop)]
+// forms do not exist in `#[cube]` code. Comptime conditions stay in their own `if`, apart from
+// runtime ones, so that a false one removes the whole branch at expansion.
+#![allow(clippy::needless_range_loop, clippy::collapsible_if)]
 
 mod backward;
 mod epilogue;
@@ -20,6 +21,7 @@ mod forward;
 mod window;
 
 pub use backward::ssim_backward_kernel;
+pub use epilogue::SsimTerm;
 pub use forward::ssim_forward_kernel;
 pub use window::{DEFAULT_RADIUS, DEFAULT_SIGMA, gaussian_taps};
 
