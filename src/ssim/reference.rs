@@ -32,15 +32,22 @@ pub(crate) fn reference_value(
     let [batch, channels, height, width] = img1.dims();
     let planes = batch * channels;
     let map = term_map(img1.clone(), img2.clone(), &config);
-    let l1 = (img1 - img2).abs().reshape([planes, height * width]);
-    let map = map.reshape([planes as i32, -1]);
-    if config.per_plane {
-        let value = map.mean_dim(1).mul_scalar(config.ssim_weight);
-        let value = value + l1.mean_dim(1).mul_scalar(config.l1_weight);
-        value.reshape([planes])
-    } else {
-        map.mean().mul_scalar(config.ssim_weight) + l1.mean().mul_scalar(config.l1_weight)
+    let mean = |values: Tensor<2>| -> Tensor<1> {
+        if config.per_plane {
+            values.mean_dim(1).reshape([planes])
+        } else {
+            values.mean()
+        }
+    };
+    let mut value = mean(map.reshape([planes as i32, -1]));
+    if config.ssim_weight != 1.0 {
+        value = value.mul_scalar(config.ssim_weight);
     }
+    if config.l1_weight != 0.0 {
+        let l1 = (img1 - img2).abs().reshape([planes, height * width]);
+        value = value + mean(l1).mul_scalar(config.l1_weight);
+    }
+    value
 }
 
 /// The per-pixel map of the configured term, one `[1, h, w]` map per plane.
