@@ -8,7 +8,7 @@ use burn_sad::image::load_rgb;
 use burn_sad::ssim::{
     Padding, SsimError, SsimOptions, fused_ssim, ssim_reference, try_fused_ssim, uses_fused_kernels,
 };
-use common::{assert_close, device, random, values};
+use common::{UPSTREAM, assert_close, device, pair, random, value_and_grads, values};
 
 const SAME: SsimOptions = SsimOptions {
     padding: Padding::Same,
@@ -20,32 +20,6 @@ const VALID: SsimOptions = SsimOptions {
     window: 11,
     sigma: 1.5,
 };
-
-/// A second image correlated with the first, so SSIM is far from 0 and from 1.
-fn pair(shape: [usize; 4], seed: u64, device: &Device) -> (Tensor<4>, Tensor<4>) {
-    let a = random(shape, seed, device);
-    let noise = random(shape, seed + 1, device);
-    let b = (a.clone() * 0.7 + noise * 0.3).clamp(0.0, 1.0);
-    (a, b)
-}
-
-/// Value and both gradients of `loss = op(img1, img2)` on an autodiff device.
-fn value_and_grads(
-    op: impl Fn(Tensor<4>, Tensor<4>) -> Tensor<1>,
-    img1: &Tensor<4>,
-    img2: &Tensor<4>,
-) -> (f32, Vec<f32>, Vec<f32>) {
-    let device = img1.device().autodiff();
-    let a = Tensor::<4>::from_data(img1.to_data(), &device).require_grad();
-    let b = Tensor::<4>::from_data(img2.to_data(), &device).require_grad();
-    // A non-trivial upstream gradient checks that the backward scales by it.
-    let loss = op(a.clone(), b.clone()).mul_scalar(-3.0);
-    let grads = loss.backward();
-    let value = values(loss)[0] / -3.0;
-    let ga = values(a.grad(&grads).expect("img1 gradient").inner());
-    let gb = values(b.grad(&grads).expect("img2 gradient").inner());
-    (value, ga, gb)
-}
 
 fn check_against_reference(shape: [usize; 4], options: SsimOptions, seed: u64) {
     let device = device();
@@ -127,7 +101,7 @@ fn only_the_tracked_input_gets_a_gradient() {
         };
         assert!(untracked.grad(&grads).is_none());
         let got = values(tracked.grad(&grads).expect("tracked gradient").inner());
-        let expected: Vec<f32> = expected.iter().map(|g| -g / 3.0).collect();
+        let expected: Vec<f32> = expected.iter().map(|g| g / UPSTREAM).collect();
         assert_close(&got, &expected, 1e-7, 1e-3, "single-input gradient");
     }
 }
@@ -164,7 +138,7 @@ fn gradients_match_finite_differences() {
                 }
                 let numeric =
                     (ssim_of(&plus1, &plus2) - ssim_of(&minus1, &minus2)) / (2.0 * eps as f64);
-                let analytic = -analytic[index] as f64 / 3.0;
+                let analytic = (analytic[index] / UPSTREAM) as f64;
                 assert!(
                     (numeric - analytic).abs() <= 2e-5 + 3e-2 * analytic.abs(),
                     "{:?} image {} pixel {index}: finite difference {numeric}, analytic {analytic}",

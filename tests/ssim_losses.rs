@@ -3,36 +3,13 @@
 
 mod common;
 
-use burn::tensor::{Device, Tensor, TensorData};
+use burn::tensor::{Tensor, TensorData};
 use burn_sad::image::load_rgb;
 use burn_sad::ssim::{
     MsSsimOptions, Padding, SsimError, SsimOptions, fused_ssim, ms_ssim, ms_ssim_reference,
     ssim_l1_loss, ssim_reference, try_ms_ssim, try_ssim_l1_loss,
 };
-use common::{assert_close, device, random, values};
-
-fn pair(shape: [usize; 4], seed: u64, device: &Device) -> (Tensor<4>, Tensor<4>) {
-    let a = random(shape, seed, device);
-    let noise = random(shape, seed + 1, device);
-    let b = (a.clone() * 0.7 + noise * 0.3).clamp(0.0, 1.0);
-    (a, b)
-}
-
-fn value_and_grads(
-    op: impl Fn(Tensor<4>, Tensor<4>) -> Tensor<1>,
-    img1: &Tensor<4>,
-    img2: &Tensor<4>,
-) -> (f32, Vec<f32>, Vec<f32>) {
-    let device = img1.device().autodiff();
-    let a = Tensor::<4>::from_data(img1.to_data(), &device).require_grad();
-    let b = Tensor::<4>::from_data(img2.to_data(), &device).require_grad();
-    let loss = op(a.clone(), b.clone()).mul_scalar(2.5);
-    let grads = loss.backward();
-    let value = values(loss)[0] / 2.5;
-    let ga = values(a.grad(&grads).expect("img1 gradient").inner());
-    let gb = values(b.grad(&grads).expect("img2 gradient").inner());
-    (value, ga, gb)
-}
+use common::{UPSTREAM, assert_close, device, pair, random, value_and_grads, values};
 
 fn compare(
     what: &str,
@@ -103,7 +80,7 @@ fn l1_ssim_matches_finite_differences() {
         plus[index] += eps;
         minus[index] -= eps;
         let numeric = (loss_at(&plus) - loss_at(&minus)) / (2.0 * eps as f64);
-        let analytic = g1[index] as f64 / 2.5;
+        let analytic = (g1[index] / UPSTREAM) as f64;
         assert!(
             (numeric - analytic).abs() <= 5e-5 + 3e-2 * analytic.abs(),
             "pixel {index}: finite difference {numeric}, analytic {analytic}"

@@ -1,7 +1,7 @@
 //! Shared test helpers.
 #![allow(dead_code)]
 
-use burn::tensor::{Device, Distribution, Tensor, TensorData};
+use burn::tensor::{Device, Tensor, TensorData};
 use burn_sad::device::{DeviceChoice, select_device};
 
 /// The device under test: `$BURN_SAD_DEVICE` (default `auto`; CI uses wgpu on lavapipe, and
@@ -24,8 +24,35 @@ pub fn random(shape: [usize; 4], seed: u64, device: &Device) -> Tensor<4> {
             (state >> 40) as f32 / (1u64 << 24) as f32
         })
         .collect();
-    let _ = Distribution::Default;
     Tensor::from_data(TensorData::new(values, shape), device)
+}
+
+/// A second image correlated with the first, so SSIM is far from 0 and from 1.
+pub fn pair(shape: [usize; 4], seed: u64, device: &Device) -> (Tensor<4>, Tensor<4>) {
+    let a = random(shape, seed, device);
+    let noise = random(shape, seed + 1, device);
+    let b = (a.clone() * 0.7 + noise * 0.3).clamp(0.0, 1.0);
+    (a, b)
+}
+
+/// The upstream gradient `value_and_grads` applies, so the backward's scaling is exercised.
+pub const UPSTREAM: f32 = -3.0;
+
+/// Value and both gradients of `UPSTREAM · op(img1, img2)` on an autodiff device.
+pub fn value_and_grads(
+    op: impl Fn(Tensor<4>, Tensor<4>) -> Tensor<1>,
+    img1: &Tensor<4>,
+    img2: &Tensor<4>,
+) -> (f32, Vec<f32>, Vec<f32>) {
+    let device = img1.device().autodiff();
+    let a = Tensor::<4>::from_data(img1.to_data(), &device).require_grad();
+    let b = Tensor::<4>::from_data(img2.to_data(), &device).require_grad();
+    let loss = op(a.clone(), b.clone()).mul_scalar(UPSTREAM);
+    let grads = loss.backward();
+    let value = values(loss)[0] / UPSTREAM;
+    let ga = values(a.grad(&grads).expect("img1 gradient").inner());
+    let gb = values(b.grad(&grads).expect("img2 gradient").inner());
+    (value, ga, gb)
 }
 
 /// Reads a tensor back as f32 values.

@@ -6,6 +6,7 @@
 
 use cubecl::prelude::*;
 
+use super::ring::blur_ring;
 use super::window::gaussian_taps;
 use super::{COLUMNS, COVARIANCE_SLOT, GradTargets, SIGMA_SQ_SLOT, StripLayout};
 
@@ -94,22 +95,7 @@ pub fn ssim_backward_kernel<F: Float>(
 
         if comptime![r >= 2 * radius] {
             let out = comptime![r - 2 * radius];
-            let c = comptime![((out + radius) % taps_len) * maps];
-            let mut v = Array::<F>::new(maps);
-            #[unroll]
-            for m in 0..maps {
-                v[m] = F::new(comptime![taps[0]]) * ring[c + m];
-            }
-            #[unroll]
-            for d in 1..comptime![radius + 1] {
-                let w = F::new(comptime![taps[d]]);
-                let up = comptime![((out + radius - d) % taps_len) * maps];
-                let down = comptime![((out + radius + d) % taps_len) * maps];
-                #[unroll]
-                for m in 0..maps {
-                    v[m] += w * (ring[up + m] + ring[down + m]);
-                }
-            }
+            let v = blur_ring::<F>(&ring, out, radius, sigma_bits, maps);
             let y = y0 + first_row + out;
             if x < width && y < height {
                 let idx = plane_base + y * width + x;

@@ -4,6 +4,7 @@
 use cubecl::prelude::*;
 
 use super::epilogue::{SsimTerm, ssim_terms};
+use super::ring::blur_ring;
 use super::window::gaussian_taps;
 use super::{COLUMNS, COVARIANCE_SLOT, GradTargets, SIGMA_SQ_SLOT, StripLayout};
 
@@ -116,22 +117,7 @@ pub fn ssim_forward_kernel<F: Float>(
         // Once the window below output row `r − 2·radius` is complete, blur vertically.
         if comptime![r >= 2 * radius] {
             let out = comptime![r - 2 * radius];
-            let c = comptime![((out + radius) % taps_len) * STATS];
-            let mut v = Array::<F>::new(STATS);
-            #[unroll]
-            for s in 0..STATS {
-                v[s] = w0 * ring[c + s];
-            }
-            #[unroll]
-            for d in 1..comptime![radius + 1] {
-                let w = F::new(comptime![taps[d]]);
-                let up = comptime![((out + radius - d) % taps_len) * STATS];
-                let down = comptime![((out + radius + d) % taps_len) * STATS];
-                #[unroll]
-                for s in 0..STATS {
-                    v[s] += w * (ring[up + s] + ring[down + s]);
-                }
-            }
+            let v = blur_ring::<F>(&ring, out, radius, sigma_bits, STATS);
             let y = y0 + first_row + out;
             let in_image = x < width && y < height;
             let in_map =

@@ -18,6 +18,7 @@
 mod backward;
 mod epilogue;
 mod forward;
+mod ring;
 mod window;
 
 pub use backward::ssim_backward_kernel;
