@@ -8,7 +8,7 @@ use super::{SsimError, SsimKernelConfig, SsimOptions, reference::reference_value
 ///
 /// Differentiable with respect to both inputs. On CubeCL devices this runs the fused kernels:
 /// a forward-only kernel when neither input is tracked, otherwise a training forward plus the
-/// hand-written backward. Elsewhere it runs [`ssim_reference`].
+/// hand-written backward. Elsewhere it runs [`ssim_reference`](super::ssim_reference).
 ///
 /// The rank is checked by the compiler: anything but a 4-D tensor is rejected.
 ///
