@@ -84,6 +84,13 @@ impl SsimKernelConfig {
     }
 }
 
+/// `[count, ..shape]`: the shape of a stack of `count` maps of `shape` (partials, gradients).
+pub(crate) fn stacked_shape(count: usize, shape: &Shape) -> Shape {
+    let mut dims = vec![count];
+    dims.extend(shape.iter().copied());
+    Shape::from(dims)
+}
+
 /// Backends that run the fused SSIM kernels.
 ///
 /// Implemented for the CubeCL backend (every runtime), for `Fusion` over it, and for `Autodiff`

@@ -4,20 +4,14 @@
 //! whether or not Burn's `fusion` feature is on: a downstream crate that enables Burn's default
 //! features turns fusion on for this crate too, and the ops must keep working.
 
-use burn::tensor::{DType, Shape};
+use burn::tensor::DType;
 use burn_fusion::{Fusion, FusionBackend, FusionTensor};
 use burn_sad_kernels::ssim::GradTargets;
 
-use super::{SsimBackend, SsimKernelConfig};
+use super::{SsimBackend, SsimKernelConfig, backend::stacked_shape};
 use crate::fusion_op::register_float_op;
 
 type Lazy<B> = FusionTensor<<B as FusionBackend>::FusionRuntime>;
-
-fn stacked(count: usize, shape: &Shape) -> Shape {
-    let mut dims = vec![count];
-    dims.extend(shape.iter().copied());
-    Shape::from(dims)
-}
 
 impl<B: FusionBackend + SsimBackend> SsimBackend for Fusion<B> {
     fn ssim_value(img1: Lazy<B>, img2: Lazy<B>, config: SsimKernelConfig) -> Lazy<B> {
@@ -39,7 +33,7 @@ impl<B: FusionBackend + SsimBackend> SsimBackend for Fusion<B> {
         targets: GradTargets,
     ) -> (Lazy<B>, Lazy<B>) {
         let dtype = img1.dtype;
-        let partials = stacked(targets.partial_count(), &img1.shape);
+        let partials = stacked_shape(targets.partial_count(), &img1.shape);
         let value = config.value_shape(&img1.shape);
         let [mean, partials] = register_float_op::<B, 2, 2>(
             format!("burn_sad::ssim_value_with_partials::{config:?}::{targets:?}"),
@@ -62,7 +56,7 @@ impl<B: FusionBackend + SsimBackend> SsimBackend for Fusion<B> {
         targets: GradTargets,
     ) -> Lazy<B> {
         let dtype = img1.dtype;
-        let grads = stacked(targets.grad_count(), &img1.shape);
+        let grads = stacked_shape(targets.grad_count(), &img1.shape);
         let [grads] = register_float_op::<B, 4, 1>(
             format!("burn_sad::ssim_backward::{config:?}::{targets:?}"),
             [img1, img2, partials, upstream],

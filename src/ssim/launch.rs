@@ -7,14 +7,11 @@ use burn_cubecl::{
     tensor::CubeTensor,
 };
 use burn_sad_kernels::ssim::{
-    COLUMNS, GradTargets, StripLayout, ssim_backward_kernel, ssim_forward_kernel,
+    C1, C2, COLUMNS, GradTargets, StripLayout, ssim_backward_kernel, ssim_forward_kernel,
 };
 use cubecl::{CubeCount, CubeDim};
 
-use super::{SsimBackend, SsimKernelConfig};
-
-const C1: f32 = 1e-4;
-const C2: f32 = 9e-4;
+use super::{SsimBackend, SsimKernelConfig, backend::stacked_shape};
 
 /// Shared memory a cube may use: the 32 KiB that Metal and most Vulkan drivers guarantee.
 const SHARED_BYTES: usize = 32 * 1024;
@@ -101,11 +98,7 @@ fn forward(
     let tile_sums = empty_like(&img1, Shape::new([geometry.cubes]));
     let (ssim_scale, l1_scale) = config.scales(geometry.planes, geometry.height, geometry.width);
     let partials = match targets {
-        Some(targets) => {
-            let mut dims = vec![targets.partial_count()];
-            dims.extend(img1.shape().iter().copied());
-            empty_like(&img1, Shape::from(dims))
-        }
+        Some(targets) => empty_like(&img1, stacked_shape(targets.partial_count(), &img1.shape())),
         None => empty_like(&img1, Shape::new([1])),
     };
     ssim_forward_kernel::launch(
@@ -174,9 +167,7 @@ impl SsimBackend for CubeBackend {
             img1.dtype.size(),
         );
         let geometry = Geometry::of(&img1, layout);
-        let mut dims = vec![targets.grad_count()];
-        dims.extend(img1.shape().iter().copied());
-        let grads = empty_like(&img1, Shape::from(dims));
+        let grads = empty_like(&img1, stacked_shape(targets.grad_count(), &img1.shape()));
         let (ssim_scale, l1_scale) =
             config.scales(geometry.planes, geometry.height, geometry.width);
         ssim_backward_kernel::launch(

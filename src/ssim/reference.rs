@@ -5,12 +5,9 @@
 use burn::tensor::module::conv2d;
 use burn::tensor::ops::ConvOptions;
 use burn::tensor::{Tensor, TensorData};
-use burn_sad_kernels::ssim::{SsimTerm, gaussian_taps};
+use burn_sad_kernels::ssim::{C1, C2, SsimTerm, gaussian_taps};
 
 use super::{Padding, SsimKernelConfig, SsimOptions};
-
-const C1: f32 = 1e-4;
-const C2: f32 = 9e-4;
 
 /// Mean SSIM computed with separable `conv2d` calls (zero padding for `Same`, none for `Valid`).
 ///

@@ -88,6 +88,11 @@ impl GradTargets {
     }
 }
 
+/// SSIM's luminance constant, (0.01 · L)² for data range L = 1.
+pub const C1: f32 = 1e-4;
+/// SSIM's contrast constant, (0.03 · L)² for data range L = 1.
+pub const C2: f32 = 9e-4;
+
 /// Partial-map slot of ∂S/∂σ₁² (equal to ∂S/∂σ₂²).
 pub const SIGMA_SQ_SLOT: usize = 0;
 /// Partial-map slot of ∂S/∂σ₁₂.
