@@ -229,8 +229,7 @@ fn bad_inputs_are_rejected_with_a_message() {
     assert_eq!(
         err,
         SsimError::TooSmallForValid {
-            height: 10,
-            width: 30,
+            spatial: vec![10, 30],
             window: 11
         }
     );

@@ -36,6 +36,30 @@ pub fn try_fused_ssim(
     Ok(kernel_value(img1, img2, options.into()))
 }
 
+/// Mean 3D SSIM of two `[batch, channels, depth, height, width]` f32 volumes with values in
+/// [0, 1]: the separable Gaussian window applied along X, Y and Z, the same constants as 2D.
+///
+/// Differentiable with respect to both inputs, with a forward-only path when neither is
+/// tracked, on every CubeCL runtime (fused-ssim has 3D on CUDA only). `Valid` padding crops
+/// `window / 2` voxels from each side of every spatial axis. The variance and SSIM clamps of
+/// the 2D op (fused-ssim #37) apply here too; fused-ssim's 3D kernel lacks them.
+///
+/// # Panics
+/// With the message of the [`SsimError`] that [`try_fused_ssim3d`] would return.
+pub fn fused_ssim3d(vol1: Tensor<5>, vol2: Tensor<5>, options: SsimOptions) -> Tensor<1> {
+    try_fused_ssim3d(vol1, vol2, options).unwrap_or_else(|error| panic!("{error}"))
+}
+
+/// [`fused_ssim3d`] that returns a typed error instead of panicking on bad input.
+pub fn try_fused_ssim3d(
+    vol1: Tensor<5>,
+    vol2: Tensor<5>,
+    options: SsimOptions,
+) -> Result<Tensor<1>, SsimError> {
+    validate(&vol1, &vol2, &options)?;
+    Ok(kernel_value(vol1, vol2, options.into()))
+}
+
 /// The loss of 3D Gaussian-splatting trainers, `(1 − λ)·mean|pred − gt| + λ·(1 − SSIM)`, with
 /// the L1 term computed inside the SSIM kernels, forward and backward.
 ///
@@ -75,9 +99,9 @@ pub fn try_ssim_l1_loss(
 
 /// The value `config` describes, from the fused kernels where the device runs them and from the
 /// reference ops elsewhere. Inputs must already be validated.
-pub(crate) fn kernel_value(
-    img1: Tensor<4>,
-    img2: Tensor<4>,
+pub(crate) fn kernel_value<const D: usize>(
+    img1: Tensor<D>,
+    img2: Tensor<D>,
     config: SsimKernelConfig,
 ) -> Tensor<1> {
     if uses_fused_kernels(&img1.device()) {
@@ -104,7 +128,11 @@ pub fn uses_fused_kernels(device: &Device) -> bool {
 }
 
 #[cfg(feature = "cube")]
-fn fused_value(img1: Tensor<4>, img2: Tensor<4>, config: SsimKernelConfig) -> Tensor<1> {
+fn fused_value<const D: usize>(
+    img1: Tensor<D>,
+    img2: Tensor<D>,
+    config: SsimKernelConfig,
+) -> Tensor<1> {
     use super::SsimBackend;
     use burn::backend::Dispatch;
     Tensor::from_dispatch(<Dispatch as SsimBackend>::ssim_value(
@@ -115,14 +143,14 @@ fn fused_value(img1: Tensor<4>, img2: Tensor<4>, config: SsimKernelConfig) -> Te
 }
 
 #[cfg(not(feature = "cube"))]
-fn fused_value(_: Tensor<4>, _: Tensor<4>, _: SsimKernelConfig) -> Tensor<1> {
+fn fused_value<const D: usize>(_: Tensor<D>, _: Tensor<D>, _: SsimKernelConfig) -> Tensor<1> {
     unreachable!("no CubeCL runtime is compiled in")
 }
 
 /// Checks everything the kernels assume, so they never read out of bounds or divide by zero.
-pub(crate) fn validate(
-    img1: &Tensor<4>,
-    img2: &Tensor<4>,
+pub(crate) fn validate<const D: usize>(
+    img1: &Tensor<D>,
+    img2: &Tensor<D>,
     options: &SsimOptions,
 ) -> Result<(), SsimError> {
     if options.window.is_multiple_of(2) || !(3..=15).contains(&options.window) {
@@ -150,23 +178,23 @@ pub(crate) fn validate(
             return Err(SsimError::NotF32(format!("{dtype:?}")));
         }
     }
-    let [batch, channels, height, width] = shape1;
     if shape1.contains(&0) {
         return Err(SsimError::Empty {
             shape: shape1.to_vec(),
         });
     }
-    if options.padding == super::Padding::Valid
-        && (height < options.window || width < options.window)
+    let spatial = &shape1[2..];
+    if options.padding == super::Padding::Valid && spatial.iter().any(|&side| side < options.window)
     {
         return Err(SsimError::TooSmallForValid {
-            height,
-            width,
+            spatial: spatial.to_vec(),
             window: options.window,
         });
     }
-    if batch * channels > u16::MAX as usize {
-        return Err(SsimError::TooManyPlanes(batch * channels));
+    // One launch grid axis holds every plane (every slice in 3D).
+    let planes = shape1[..D - 2].iter().product::<usize>();
+    if planes > u16::MAX as usize {
+        return Err(SsimError::TooManyPlanes(planes));
     }
     Ok(())
 }

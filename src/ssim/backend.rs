@@ -57,12 +57,17 @@ impl SsimKernelConfig {
         self.l1_weight != 0.0
     }
 
-    /// The kernels' `(ssim_scale, l1_scale)`: the weights divided by the pixel counts each value
-    /// averages over.
-    pub fn scales(&self, planes: usize, height: usize, width: usize) -> (f32, f32) {
-        let planes = if self.per_plane { 1 } else { planes };
-        let map = self.map_len(planes, height, width) as f64;
-        let pixels = (planes * height * width) as f64;
+    /// The kernels' `(ssim_scale, l1_scale)` for `[batch, channels, ..spatial]` inputs of
+    /// `shape`: the weights divided by the pixel (voxel) counts each value averages over.
+    pub fn scales(&self, shape: &Shape) -> (f32, f32) {
+        let planes = if self.per_plane {
+            1
+        } else {
+            shape[0] * shape[1]
+        };
+        let spatial = &shape[2..];
+        let map = planes as f64 * self.map_extent(spatial).iter().product::<usize>() as f64;
+        let pixels = planes as f64 * spatial.iter().product::<usize>() as f64;
         (
             (self.ssim_weight as f64 / map) as f32,
             (self.l1_weight as f64 / pixels) as f32,
@@ -77,10 +82,13 @@ impl SsimKernelConfig {
         }
     }
 
-    /// Number of SSIM-map pixels for a `[.., height, width]` input with `planes` planes.
-    pub fn map_len(&self, planes: usize, height: usize, width: usize) -> usize {
+    /// Extent of the SSIM map along each spatial axis of `spatial`.
+    pub fn map_extent(&self, spatial: &[usize]) -> Vec<usize> {
         let crop = 2 * self.crop();
-        planes * height.saturating_sub(crop) * width.saturating_sub(crop)
+        spatial
+            .iter()
+            .map(|&side| side.saturating_sub(crop))
+            .collect()
     }
 }
 

@@ -27,13 +27,11 @@ pub enum SsimError {
     },
     /// Valid padding needs at least one full window.
     #[error(
-        "fused_ssim: valid padding needs height and width of at least {window} (the window), got {height}×{width}"
+        "fused_ssim: valid padding needs every spatial side of at least {window} (the window), got {spatial:?}"
     )]
     TooSmallForValid {
-        /// Image height.
-        height: usize,
-        /// Image width.
-        width: usize,
+        /// The spatial sides: `[height, width]`, or `[depth, height, width]` in 3D.
+        spatial: Vec<usize>,
         /// Window size.
         window: usize,
     },
@@ -68,7 +66,9 @@ pub enum SsimError {
     /// MS-SSIM scale weights must be a non-empty list of finite, non-negative numbers.
     #[error("ms_ssim: weights must be finite, non-negative and at least one, got {0:?}")]
     BadWeights(Vec<f32>),
-    /// Too many planes for one launch grid.
-    #[error("fused_ssim: batch × channels = {0} exceeds the 65535 planes one launch can hold")]
+    /// Too many planes (slices in 3D) for one launch grid.
+    #[error(
+        "fused_ssim: batch × channels (× depth in 3D) = {0} exceeds the 65535 planes one launch can hold"
+    )]
     TooManyPlanes(usize),
 }

@@ -32,10 +32,13 @@ mod msssim;
 mod options;
 mod reference;
 
-pub use api::{fused_ssim, ssim_l1_loss, try_fused_ssim, try_ssim_l1_loss, uses_fused_kernels};
+pub use api::{
+    fused_ssim, fused_ssim3d, ssim_l1_loss, try_fused_ssim, try_fused_ssim3d, try_ssim_l1_loss,
+    uses_fused_kernels,
+};
 pub use backend::{SsimBackend, SsimKernelConfig};
 pub use burn_sad_kernels::ssim::{GradTargets, SsimTerm};
 pub use error::SsimError;
 pub use msssim::{MS_SSIM_WEIGHTS, MsSsimOptions, ms_ssim, ms_ssim_reference, try_ms_ssim};
 pub use options::{Padding, SsimOptions};
-pub use reference::ssim_reference;
+pub use reference::{ssim_reference, ssim3d_reference};

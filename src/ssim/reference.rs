@@ -2,7 +2,7 @@
 //! Burn's autodiff. The tests compare the fused kernels with it, and backends that cannot run
 //! CubeCL kernels use it directly.
 
-use burn::tensor::module::conv2d;
+use burn::tensor::module::{conv2d, conv3d};
 use burn::tensor::ops::ConvOptions;
 use burn::tensor::{Tensor, TensorData};
 use burn_sad_kernels::ssim::{C1, C2, SsimTerm, gaussian_taps};
@@ -19,15 +19,22 @@ pub fn ssim_reference(img1: Tensor<4>, img2: Tensor<4>, options: SsimOptions) ->
     reference_value(img1, img2, options.into())
 }
 
+/// Plain-tensor 3D SSIM of `[batch, channels, depth, height, width]` volumes, the reference
+/// [`fused_ssim3d`](super::fused_ssim3d) is tested against (and the fallback where CubeCL
+/// kernels cannot run).
+pub fn ssim3d_reference(vol1: Tensor<5>, vol2: Tensor<5>, options: SsimOptions) -> Tensor<1> {
+    reference_value(vol1, vol2, options.into())
+}
+
 /// What the fused kernels compute for `config`, with plain tensor ops:
 /// `ssim_weight · mean(term) + l1_weight · mean(|img1 − img2|)`, overall or per plane.
-pub(crate) fn reference_value(
-    img1: Tensor<4>,
-    img2: Tensor<4>,
+pub(crate) fn reference_value<const D: usize>(
+    img1: Tensor<D>,
+    img2: Tensor<D>,
     config: SsimKernelConfig,
 ) -> Tensor<1> {
-    let [batch, channels, height, width] = img1.dims();
-    let planes = batch * channels;
+    let dims = img1.dims();
+    let planes = dims[0] * dims[1];
     let map = term_map(img1.clone(), img2.clone(), &config);
     let mean = |values: Tensor<2>| -> Tensor<1> {
         if config.per_plane {
@@ -36,38 +43,27 @@ pub(crate) fn reference_value(
             values.mean()
         }
     };
-    let mut value = mean(map.reshape([planes as i32, -1]));
+    let mut value = mean(map);
     if config.ssim_weight != 1.0 {
         value = value.mul_scalar(config.ssim_weight);
     }
     if config.l1_weight != 0.0 {
-        let l1 = (img1 - img2).abs().reshape([planes, height * width]);
+        let l1 = (img1 - img2).abs().reshape([planes as i32, -1]);
         value = value + mean(l1).mul_scalar(config.l1_weight);
     }
     value
 }
 
-/// The per-pixel map of the configured term, one `[1, h, w]` map per plane.
-fn term_map(img1: Tensor<4>, img2: Tensor<4>, config: &SsimKernelConfig) -> Tensor<4> {
-    let [batch, channels, height, width] = img1.dims();
-    let radius = config.radius;
-    let device = img1.device();
-    let taps = gaussian_taps(radius, config.sigma_bits);
-    let window: Vec<f32> = (0..2 * radius + 1)
-        .map(|k| taps[k.abs_diff(radius)])
-        .collect();
-    let size = window.len();
-    let horizontal =
-        Tensor::<4>::from_data(TensorData::new(window.clone(), [1, 1, 1, size]), &device);
-    let vertical = Tensor::<4>::from_data(TensorData::new(window, [1, 1, size, 1]), &device);
-    let pad = match config.padding {
-        Padding::Same => radius,
-        Padding::Valid => 0,
-    };
-
-    let planes = batch * channels;
-    let x = img1.reshape([planes, 1, height, width]);
-    let y = img2.reshape([planes, 1, height, width]);
+/// The per-pixel (per-voxel) term, `[planes, map pixels]`.
+fn term_map<const D: usize>(
+    img1: Tensor<D>,
+    img2: Tensor<D>,
+    config: &SsimKernelConfig,
+) -> Tensor<2> {
+    let dims = img1.dims();
+    let planes = dims[0] * dims[1];
+    let x = img1.reshape([planes as i32, -1]);
+    let y = img2.reshape([planes as i32, -1]);
     let stats = Tensor::cat(
         vec![
             x.clone(),
@@ -78,17 +74,7 @@ fn term_map(img1: Tensor<4>, img2: Tensor<4>, config: &SsimKernelConfig) -> Tens
         ],
         0,
     );
-    let blurred = conv2d(
-        conv2d(
-            stats,
-            horizontal,
-            None,
-            ConvOptions::new([1, 1], [0, pad], [1, 1], 1),
-        ),
-        vertical,
-        None,
-        ConvOptions::new([1, 1], [pad, 0], [1, 1], 1),
-    );
+    let blurred = blur(stats, &dims[2..], config);
     let [mu1, mu2, e11, e22, e12] = blurred
         .chunk(5, 0)
         .try_into()
@@ -110,8 +96,46 @@ fn term_map(img1: Tensor<4>, img2: Tensor<4>, config: &SsimKernelConfig) -> Tens
     }
 }
 
-/// `max(v, 0)` in value, identity in gradient.
-fn clamp_value_at_zero(v: Tensor<4>) -> Tensor<4> {
+/// Separable Gaussian blur of `rows` (each a flattened map of `spatial` extent) along every
+/// spatial axis, zero-padded for `Same` and cropped for `Valid`; returns the flattened maps.
+fn blur(rows: Tensor<2>, spatial: &[usize], config: &SsimKernelConfig) -> Tensor<2> {
+    let count = rows.dims()[0];
+    let device = rows.device();
+    let radius = config.radius;
+    let taps = gaussian_taps(radius, config.sigma_bits);
+    let window: Vec<f32> = (0..2 * radius + 1)
+        .map(|k| taps[k.abs_diff(radius)])
+        .collect();
+    let size = window.len();
+    let pad = match config.padding {
+        Padding::Same => radius,
+        Padding::Valid => 0,
+    };
+    let kernel =
+        |shape: [usize; 5]| Tensor::<5>::from_data(TensorData::new(window.clone(), shape), &device);
+    let blurred = match *spatial {
+        [height, width] => {
+            let maps = rows.reshape([count, 1, height, width]);
+            let horizontal = kernel([1, 1, 1, 1, size]).reshape([1, 1, 1, size]);
+            let vertical = kernel([1, 1, 1, size, 1]).reshape([1, 1, size, 1]);
+            let along = |axes: [usize; 2]| ConvOptions::new([1, 1], axes, [1, 1], 1);
+            let maps = conv2d(maps, horizontal, None, along([0, pad]));
+            conv2d(maps, vertical, None, along([pad, 0])).reshape([count as i32, -1])
+        }
+        [depth, height, width] => {
+            let maps = rows.reshape([count, 1, depth, height, width]);
+            let along = |axes: [usize; 3]| ConvOptions::new([1, 1, 1], axes, [1, 1, 1], 1);
+            let maps = conv3d(maps, kernel([1, 1, 1, 1, size]), None, along([0, 0, pad]));
+            let maps = conv3d(maps, kernel([1, 1, 1, size, 1]), None, along([0, pad, 0]));
+            conv3d(maps, kernel([1, 1, size, 1, 1]), None, along([pad, 0, 0]))
+                .reshape([count as i32, -1])
+        }
+        _ => unreachable!("SSIM inputs have 2 or 3 spatial axes"),
+    };
+    blurred
+}
+
+fn clamp_value_at_zero(v: Tensor<2>) -> Tensor<2> {
     let correction = (v.clone().clamp_min(0.0) - v.clone()).detach();
     v + correction
 }

@@ -12,7 +12,7 @@ pub fn device() -> Device {
 }
 
 /// Uniform [0, 1) data from a fixed seed, so failures reproduce.
-pub fn random(shape: [usize; 4], seed: u64, device: &Device) -> Tensor<4> {
+pub fn random<const D: usize>(shape: [usize; D], seed: u64, device: &Device) -> Tensor<D> {
     let mut state = seed
         .wrapping_mul(6364136223846793005)
         .wrapping_add(1442695040888963407);
@@ -28,7 +28,11 @@ pub fn random(shape: [usize; 4], seed: u64, device: &Device) -> Tensor<4> {
 }
 
 /// A second image correlated with the first, so SSIM is far from 0 and from 1.
-pub fn pair(shape: [usize; 4], seed: u64, device: &Device) -> (Tensor<4>, Tensor<4>) {
+pub fn pair<const D: usize>(
+    shape: [usize; D],
+    seed: u64,
+    device: &Device,
+) -> (Tensor<D>, Tensor<D>) {
     let a = random(shape, seed, device);
     let noise = random(shape, seed + 1, device);
     let b = (a.clone() * 0.7 + noise * 0.3).clamp(0.0, 1.0);
@@ -39,14 +43,14 @@ pub fn pair(shape: [usize; 4], seed: u64, device: &Device) -> (Tensor<4>, Tensor
 pub const UPSTREAM: f32 = -3.0;
 
 /// Value and both gradients of `UPSTREAM · op(img1, img2)` on an autodiff device.
-pub fn value_and_grads(
-    op: impl Fn(Tensor<4>, Tensor<4>) -> Tensor<1>,
-    img1: &Tensor<4>,
-    img2: &Tensor<4>,
+pub fn value_and_grads<const D: usize>(
+    op: impl Fn(Tensor<D>, Tensor<D>) -> Tensor<1>,
+    img1: &Tensor<D>,
+    img2: &Tensor<D>,
 ) -> (f32, Vec<f32>, Vec<f32>) {
     let device = img1.device().autodiff();
-    let a = Tensor::<4>::from_data(img1.to_data(), &device).require_grad();
-    let b = Tensor::<4>::from_data(img2.to_data(), &device).require_grad();
+    let a = Tensor::<D>::from_data(img1.to_data(), &device).require_grad();
+    let b = Tensor::<D>::from_data(img2.to_data(), &device).require_grad();
     let loss = op(a.clone(), b.clone()).mul_scalar(UPSTREAM);
     let grads = loss.backward();
     let value = values(loss)[0] / UPSTREAM;

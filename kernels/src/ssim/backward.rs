@@ -17,6 +17,9 @@ use super::{COLUMNS, COVARIANCE_SLOT, GradTargets, SIGMA_SQ_SLOT, StripLayout};
 ///   (stride 0 when the forward summed all planes into one value).
 /// - `ssim_scale`, `l1_scale`, `l1`: as in the forward.
 /// - `grads`: `[grad_count, planes·height·width]`, img1's gradient first when both are tracked.
+/// - With `blur_only`, the kernel is the in-slice stage of the 3D backward instead: it writes
+///   the XY-blurred partial maps as a `[partial_count, planes·height·width]` stack into `grads`
+///   (`img1`, `img2`, `upstream` and the scales are then unused).
 #[cube(launch)]
 #[allow(clippy::too_many_arguments)]
 pub fn ssim_backward_kernel<F: Float>(
@@ -35,6 +38,7 @@ pub fn ssim_backward_kernel<F: Float>(
     #[comptime] layout: StripLayout,
     #[comptime] l1: bool,
     #[comptime] targets: GradTargets,
+    #[comptime] blur_only: bool,
     #[define(F)] _dtype: ElemType,
 ) {
     let taps = comptime![gaussian_taps(radius, sigma_bits)];
@@ -97,31 +101,41 @@ pub fn ssim_backward_kernel<F: Float>(
             let out = comptime![r - 2 * radius];
             let v = blur_ring::<F>(&ring, out, radius, sigma_bits, maps);
             let y = y0 + first_row + out;
-            if x < width && y < height {
-                let idx = plane_base + y * width + x;
-                let a = img1[idx];
-                let b = img2[idx];
-                let g_var = v[comptime![SIGMA_SQ_SLOT]];
-                let g_cov = v[comptime![COVARIANCE_SLOT]];
-                // d|a − b|/da = sign(a − b), zero at a = b.
-                let mut l1_grad = F::new(0.0);
-                if comptime![l1] {
-                    if a > b {
-                        l1_grad = l1_step;
-                    }
-                    if a < b {
-                        l1_grad = -l1_step;
+            if comptime![blur_only] {
+                if x < width && y < height {
+                    let idx = plane_base + y * width + x;
+                    #[unroll]
+                    for m in 0..maps {
+                        grads[m * total + idx] = v[m];
                     }
                 }
-                if comptime![targets.img1] {
-                    let g_mu = v[comptime![targets.mu1_slot()]];
-                    grads[idx] = scale * (g_mu + two * a * g_var + b * g_cov) + l1_grad;
-                }
-                if comptime![targets.img2] {
-                    let g_mu = v[comptime![targets.mu2_slot()]];
-                    let slot = comptime![targets.img1 as usize];
-                    grads[slot * total + idx] =
-                        scale * (g_mu + two * b * g_var + a * g_cov) - l1_grad;
+            } else {
+                if x < width && y < height {
+                    let idx = plane_base + y * width + x;
+                    let a = img1[idx];
+                    let b = img2[idx];
+                    let g_var = v[comptime![SIGMA_SQ_SLOT]];
+                    let g_cov = v[comptime![COVARIANCE_SLOT]];
+                    // d|a − b|/da = sign(a − b), zero at a = b.
+                    let mut l1_grad = F::new(0.0);
+                    if comptime![l1] {
+                        if a > b {
+                            l1_grad = l1_step;
+                        }
+                        if a < b {
+                            l1_grad = -l1_step;
+                        }
+                    }
+                    if comptime![targets.img1] {
+                        let g_mu = v[comptime![targets.mu1_slot()]];
+                        grads[idx] = scale * (g_mu + two * a * g_var + b * g_cov) + l1_grad;
+                    }
+                    if comptime![targets.img2] {
+                        let g_mu = v[comptime![targets.mu2_slot()]];
+                        let slot = comptime![targets.img1 as usize];
+                        grads[slot * total + idx] =
+                            scale * (g_mu + two * b * g_var + a * g_cov) - l1_grad;
+                    }
                 }
             }
         }

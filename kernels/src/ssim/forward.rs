@@ -4,6 +4,7 @@
 use cubecl::prelude::*;
 
 use super::epilogue::{SsimTerm, ssim_terms};
+use super::reduce::write_tile_sum;
 use super::ring::blur_ring;
 use super::window::gaussian_taps;
 use super::{COLUMNS, COVARIANCE_SLOT, GradTargets, SIGMA_SQ_SLOT, StripLayout};
@@ -21,6 +22,11 @@ const STATS: usize = 5;
 /// - `partials`: with `targets = Some(..)`, a `[partial_count, planes·height·width]` stack of
 ///   ∂S/∂σ², ∂S/∂σ₁₂ and the requested ∂S/∂μ maps (see [`GradTargets`]); zero outside the map
 ///   region and where the SSIM value was clamped. Unused (may be one element) for inference.
+///
+/// - With `moments_only`, the kernel is the in-slice stage of 3D SSIM instead: it writes the five
+///   XY-blurred statistics μ₁, μ₂, E[x²], E[y²], E[xy] of every pixel as a
+///   `[5, planes·height·width]` stack into `partials`, and nothing else (`term`, `l1` and
+///   `targets` are ignored, `tile_sums` is untouched).
 ///
 /// Launch with a `(COLUMNS, layout.strips)` cube and a
 /// `(⌈W / COLUMNS⌉, ⌈H / layout.tile_rows()⌉, planes)` grid.
@@ -44,6 +50,7 @@ pub fn ssim_forward_kernel<F: Float>(
     #[comptime] term: SsimTerm,
     #[comptime] l1: bool,
     #[comptime] targets: Option<GradTargets>,
+    #[comptime] moments_only: bool,
     #[define(F)] _dtype: ElemType,
 ) {
     let taps = comptime![gaussian_taps(radius, sigma_bits)];
@@ -120,52 +127,51 @@ pub fn ssim_forward_kernel<F: Float>(
             let v = blur_ring::<F>(&ring, out, radius, sigma_bits, STATS);
             let y = y0 + first_row + out;
             let in_image = x < width && y < height;
-            let in_map =
-                in_image && x >= crop && y >= crop && x + crop < width && y + crop < height;
-            let terms = ssim_terms::<F>(v[0], v[1], v[2], v[3], v[4], c1, c2, term);
-            if in_map {
-                tile_sum += F::cast_from(ssim_scale) * terms.value;
-            }
-            if comptime![l1] {
-                if in_image {
-                    let texel = 2 * ((first_row + out + radius) * span_x + column + radius);
-                    tile_sum += F::cast_from(l1_scale) * F::abs(pixels[texel] - pixels[texel + 1]);
-                }
-            }
-            if comptime![targets.is_some()] {
-                let targets = comptime![targets.unwrap()];
+            if comptime![moments_only] {
                 if in_image {
                     let idx = plane_base + y * width + x;
-                    let keep = F::cast_from(in_map);
-                    partials[comptime![SIGMA_SQ_SLOT] * total + idx] = keep * terms.d_var;
-                    partials[comptime![COVARIANCE_SLOT] * total + idx] = keep * terms.d_cov;
-                    if comptime![targets.img1] {
-                        partials[comptime![targets.mu1_slot()] * total + idx] = keep * terms.d_mu1;
+                    #[unroll]
+                    for s in 0..STATS {
+                        partials[s * total + idx] = v[s];
                     }
-                    if comptime![targets.img2] {
-                        partials[comptime![targets.mu2_slot()] * total + idx] = keep * terms.d_mu2;
+                }
+            } else {
+                let in_map =
+                    in_image && x >= crop && y >= crop && x + crop < width && y + crop < height;
+                let terms = ssim_terms::<F>(v[0], v[1], v[2], v[3], v[4], c1, c2, term);
+                if in_map {
+                    tile_sum += F::cast_from(ssim_scale) * terms.value;
+                }
+                if comptime![l1] {
+                    if in_image {
+                        let texel = 2 * ((first_row + out + radius) * span_x + column + radius);
+                        tile_sum +=
+                            F::cast_from(l1_scale) * F::abs(pixels[texel] - pixels[texel + 1]);
+                    }
+                }
+                if comptime![targets.is_some()] {
+                    let targets = comptime![targets.unwrap()];
+                    if in_image {
+                        let idx = plane_base + y * width + x;
+                        let keep = F::cast_from(in_map);
+                        partials[comptime![SIGMA_SQ_SLOT] * total + idx] = keep * terms.d_var;
+                        partials[comptime![COVARIANCE_SLOT] * total + idx] = keep * terms.d_cov;
+                        if comptime![targets.img1] {
+                            partials[comptime![targets.mu1_slot()] * total + idx] =
+                                keep * terms.d_mu1;
+                        }
+                        if comptime![targets.img2] {
+                            partials[comptime![targets.mu2_slot()] * total + idx] =
+                                keep * terms.d_mu2;
+                        }
                     }
                 }
             }
         }
     }
 
-    // Tile reduction in the staging buffer, once every unit is done reading it.
-    sync_cube();
-    pixels[unit] = tile_sum;
-    sync_cube();
-    #[unroll]
-    for level in 0..comptime![layout.units().trailing_zeros() as usize] {
-        let half = comptime![layout.units() >> (level + 1)];
-        if unit < half {
-            pixels[unit] = pixels[unit] + pixels[unit + half];
-        }
-        sync_cube();
+    if comptime![moments_only] {
+        terminate!();
     }
-    if unit == 0 {
-        let cube = (CUBE_POS_Z as usize * CUBE_COUNT_Y as usize + CUBE_POS_Y as usize)
-            * CUBE_COUNT_X as usize
-            + CUBE_POS_X as usize;
-        tile_sums[cube] = pixels[0];
-    }
+    write_tile_sum::<F>(&mut pixels, tile_sums, tile_sum, comptime![layout.units()]);
 }

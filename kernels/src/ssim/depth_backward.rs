@@ -1,0 +1,86 @@
+//! Depth stage of the 3D SSIM backward: blurs the XY-blurred partial maps along Z and combines
+//! them into the input gradients.
+
+use cubecl::prelude::*;
+
+use super::ring::blur_ring;
+use super::{COLUMNS, COVARIANCE_SLOT, DepthLayout, GradTargets, SIGMA_SQ_SLOT};
+
+/// Computes the input gradients of 3D SSIM for one block (layout as in the depth forward).
+///
+/// - `blurred`: the `[partial_count, volumes·depth·height·width]` stack of XY-blurred partial
+///   maps (the 2D backward kernel's `blur_only` output over all slices).
+/// - `upstream[volume · upstream_stride]`: the upstream gradient of this volume's value (stride 0
+///   when the forward summed all volumes into one value).
+/// - `grads`: `[grad_count, volumes·depth·height·width]`, img1's gradient first.
+#[cube(launch)]
+#[allow(clippy::too_many_arguments)]
+pub fn ssim3d_depth_backward_kernel<F: Float>(
+    img1: &Tensor<F>,
+    img2: &Tensor<F>,
+    blurred: &Tensor<F>,
+    upstream: &Tensor<F>,
+    grads: &mut Tensor<F>,
+    depth: usize,
+    height: usize,
+    width: usize,
+    chunks: usize,
+    upstream_stride: usize,
+    ssim_scale: f32,
+    #[comptime] radius: usize,
+    #[comptime] sigma_bits: u32,
+    #[comptime] layout: DepthLayout,
+    #[comptime] targets: GradTargets,
+    #[define(F)] _dtype: ElemType,
+) {
+    let taps_len = comptime![2 * radius + 1];
+    let maps = comptime![targets.partial_count()];
+    let x = CUBE_POS_X as usize * COLUMNS + UNIT_POS_X as usize;
+    let y = CUBE_POS_Y as usize * comptime![layout.rows] + UNIT_POS_Y as usize;
+    let volume = CUBE_POS_Z as usize / chunks;
+    let z0 = (CUBE_POS_Z as usize % chunks) * comptime![layout.depth_chunk];
+    let slice = height * width;
+    let total = img1.len();
+    let in_slice = x < width && y < height;
+    let column = volume * depth * slice + y * width + x;
+    let scale = upstream[volume * upstream_stride] * F::cast_from(ssim_scale);
+    let two = F::new(2.0);
+
+    let mut ring = Array::<F>::new(comptime![maps * taps_len]);
+    #[unroll]
+    for r in 0..comptime![layout.depth_chunk + 2 * radius] {
+        let zr = z0 + r;
+        let loaded = in_slice && zr >= radius && zr < depth + radius;
+        let slot = comptime![(r % taps_len) * maps];
+        #[unroll]
+        for m in 0..maps {
+            let mut v = F::new(0.0);
+            if loaded {
+                v = blurred[m * total + column + (zr - radius) * slice];
+            }
+            ring[slot + m] = v;
+        }
+
+        if comptime![r >= 2 * radius] {
+            let out = comptime![r - 2 * radius];
+            let v = blur_ring::<F>(&ring, out, radius, sigma_bits, maps);
+            let z = z0 + out;
+            if in_slice && z < depth {
+                let idx = column + z * slice;
+                let a = img1[idx];
+                let b = img2[idx];
+                let g_var = v[comptime![SIGMA_SQ_SLOT]];
+                let g_cov = v[comptime![COVARIANCE_SLOT]];
+                if comptime![targets.img1] {
+                    let g_mu = v[comptime![targets.mu1_slot()]];
+                    grads[idx] = scale * (g_mu + two * a * g_var + b * g_cov);
+                }
+                if comptime![targets.img2] {
+                    let g_mu = v[comptime![targets.mu2_slot()]];
+                    let slot = comptime![targets.img1 as usize];
+                    grads[slot * total + idx] = scale * (g_mu + two * b * g_var + a * g_cov);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,106 @@
+//! Depth stage of the 3D SSIM forward: blurs the XY-blurred statistics along Z, evaluates SSIM
+//! and reduces it per cube, and (in training) stores the partial derivatives.
+
+use cubecl::prelude::*;
+
+use super::epilogue::{SsimTerm, ssim_terms};
+use super::reduce::write_tile_sum;
+use super::ring::blur_ring;
+use super::{COLUMNS, COVARIANCE_SLOT, DepthLayout, GradTargets, SIGMA_SQ_SLOT};
+
+/// Statistics per voxel: μ₁, μ₂, E[x²], E[y²], E[xy].
+const STATS: usize = 5;
+
+/// Computes 3D SSIM over one block of `COLUMNS × layout.rows` voxel columns and
+/// `layout.depth_chunk` slices of one volume.
+///
+/// - `moments`: the `[5, volumes·depth·height·width]` stack of XY-blurred statistics (the 2D
+///   forward kernel's `moments_only` output over all slices).
+/// - `tile_sums[cube]`: `ssim_scale` times the sum of the `term` map over the block's voxels
+///   inside the map region (the whole volume, or its `crop`-voxel interior for valid padding).
+/// - `partials`: as in the 2D forward, per voxel, with `targets = Some(..)`.
+///
+/// Each unit owns one voxel column and walks its depth chunk, keeping the last
+/// `2·radius + 1` slices' statistics in a register ring. Launch with a
+/// `(COLUMNS, layout.rows)` cube and a `(⌈W / COLUMNS⌉, ⌈H / layout.rows⌉, volumes · chunks)`
+/// grid, `chunks = ⌈D / layout.depth_chunk⌉`.
+#[cube(launch)]
+#[allow(clippy::too_many_arguments)]
+pub fn ssim3d_depth_forward_kernel<F: Float>(
+    moments: &Tensor<F>,
+    tile_sums: &mut Tensor<F>,
+    partials: &mut Tensor<F>,
+    depth: usize,
+    height: usize,
+    width: usize,
+    chunks: usize,
+    crop: usize,
+    ssim_scale: f32,
+    c1: f32,
+    c2: f32,
+    #[comptime] radius: usize,
+    #[comptime] sigma_bits: u32,
+    #[comptime] layout: DepthLayout,
+    #[comptime] term: SsimTerm,
+    #[comptime] targets: Option<GradTargets>,
+    #[define(F)] _dtype: ElemType,
+) {
+    let taps_len = comptime![2 * radius + 1];
+    let x = CUBE_POS_X as usize * COLUMNS + UNIT_POS_X as usize;
+    let y = CUBE_POS_Y as usize * comptime![layout.rows] + UNIT_POS_Y as usize;
+    let volume = CUBE_POS_Z as usize / chunks;
+    let z0 = (CUBE_POS_Z as usize % chunks) * comptime![layout.depth_chunk];
+    let slice = height * width;
+    let total = moments.len() / STATS;
+    let in_slice = x < width && y < height;
+    let in_slice_map = in_slice && x >= crop && y >= crop && x + crop < width && y + crop < height;
+    let column = volume * depth * slice + y * width + x;
+
+    let mut tile_sum = F::new(0.0);
+    let mut ring = Array::<F>::new(comptime![STATS * taps_len]);
+    #[unroll]
+    for r in 0..comptime![layout.depth_chunk + 2 * radius] {
+        // Slice `z0 + r − radius`, zero outside the volume.
+        let zr = z0 + r;
+        let loaded = in_slice && zr >= radius && zr < depth + radius;
+        let slot = comptime![(r % taps_len) * STATS];
+        #[unroll]
+        for s in 0..STATS {
+            let mut v = F::new(0.0);
+            if loaded {
+                v = moments[s * total + column + (zr - radius) * slice];
+            }
+            ring[slot + s] = v;
+        }
+
+        if comptime![r >= 2 * radius] {
+            let out = comptime![r - 2 * radius];
+            let v = blur_ring::<F>(&ring, out, radius, sigma_bits, STATS);
+            let z = z0 + out;
+            let in_volume = in_slice && z < depth;
+            let in_map = in_slice_map && z >= crop && z + crop < depth;
+            let terms = ssim_terms::<F>(v[0], v[1], v[2], v[3], v[4], c1, c2, term);
+            if in_map {
+                tile_sum += F::cast_from(ssim_scale) * terms.value;
+            }
+            if comptime![targets.is_some()] {
+                let targets = comptime![targets.unwrap()];
+                if in_volume {
+                    let idx = column + z * slice;
+                    let keep = F::cast_from(in_map);
+                    partials[comptime![SIGMA_SQ_SLOT] * total + idx] = keep * terms.d_var;
+                    partials[comptime![COVARIANCE_SLOT] * total + idx] = keep * terms.d_cov;
+                    if comptime![targets.img1] {
+                        partials[comptime![targets.mu1_slot()] * total + idx] = keep * terms.d_mu1;
+                    }
+                    if comptime![targets.img2] {
+                        partials[comptime![targets.mu2_slot()] * total + idx] = keep * terms.d_mu2;
+                    }
+                }
+            }
+        }
+    }
+
+    let mut scratch = Shared::<[F]>::new_slice(comptime![layout.units()]);
+    write_tile_sum::<F>(&mut scratch, tile_sums, tile_sum, comptime![layout.units()]);
+}
