@@ -10,6 +10,7 @@
 //!   on the same GPU); adds ratio columns (ours / theirs, below 1 means we are faster).
 //! - Rows `l1ssim-…` time the fused `ssim_l1_loss` (λ = 0.2); their "reference" column is the
 //!   unfused Burn L1 plus `fused_ssim`, and their baseline is fused-ssim plus a torch L1.
+//! - Rows `BxCxDxHxW` time `fused_ssim3d` (baseline: fused-ssim's `fused_ssim3d`).
 //! - The device comes from `$BURN_SAD_DEVICE` (default: the best available).
 //!
 //! Times are synchronised wall time: warm-up, then `iters` back-to-back steps, then a device
@@ -20,7 +21,9 @@ use std::time::Instant;
 
 use burn::tensor::{Device, Distribution, Tensor};
 use burn_sad::device::{DeviceChoice, select_device};
-use burn_sad::ssim::{SsimOptions, fused_ssim, ssim_l1_loss, ssim_reference};
+use burn_sad::ssim::{
+    SsimOptions, fused_ssim, fused_ssim3d, ssim_l1_loss, ssim_reference, ssim3d_reference,
+};
 
 const GPU_SHAPES: [[usize; 4]; 4] = [
     [1, 3, 1080, 1920],
@@ -30,7 +33,11 @@ const GPU_SHAPES: [[usize; 4]; 4] = [
 ];
 const QUICK_SHAPES: [[usize; 4]; 2] = [[1, 3, 256, 256], [2, 3, 128, 192]];
 
-type SsimFn = fn(Tensor<4>, Tensor<4>, SsimOptions) -> Tensor<1>;
+type SsimFn<const D: usize> = fn(Tensor<D>, Tensor<D>, SsimOptions) -> Tensor<1>;
+
+/// Volumes of the 3D rows (fused-ssim's 3D test shape and a large one).
+const GPU_VOLUMES: [[usize; 5]; 2] = [[2, 3, 96, 96, 96], [1, 1, 256, 256, 256]];
+const QUICK_VOLUMES: [[usize; 5]; 1] = [[1, 1, 24, 40, 36]];
 
 /// Shapes of the fused L1+SSIM rows (the 3DGS loss, λ = 0.2).
 const L1_SHAPES: [[usize; 4]; 2] = [[1, 3, 1080, 1920], [1, 3, 2160, 3840]];
@@ -84,8 +91,12 @@ fn parse_args() -> Args {
     args
 }
 
-fn label(shape: [usize; 4]) -> String {
-    format!("{}x{}x{}x{}", shape[0], shape[1], shape[2], shape[3])
+fn label(shape: &[usize]) -> String {
+    shape
+        .iter()
+        .map(|side| side.to_string())
+        .collect::<Vec<_>>()
+        .join("x")
 }
 
 fn read_baseline(path: &str) -> HashMap<String, (f64, f64)> {
@@ -116,10 +127,15 @@ fn time_ms(device: &Device, iters: usize, mut step: impl FnMut()) -> f64 {
     start.elapsed().as_secs_f64() * 1e3 / iters as f64
 }
 
-fn train_ms(op: SsimFn, img1: &Tensor<4>, img2: &Tensor<4>, iters: usize) -> f64 {
+fn train_ms<const D: usize>(
+    op: SsimFn<D>,
+    img1: &Tensor<D>,
+    img2: &Tensor<D>,
+    iters: usize,
+) -> f64 {
     let device = img1.device();
-    let target = Tensor::<4>::from_inner(img2.clone());
-    let pred = Tensor::<4>::from_inner(img1.clone());
+    let target = Tensor::<D>::from_inner(img2.clone());
+    let pred = Tensor::<D>::from_inner(img1.clone());
     time_ms(&device, iters, || {
         let param = pred.clone().require_grad();
         let loss = op(param.clone(), target.clone(), SsimOptions::default())
@@ -131,7 +147,12 @@ fn train_ms(op: SsimFn, img1: &Tensor<4>, img2: &Tensor<4>, iters: usize) -> f64
     })
 }
 
-fn infer_ms(op: SsimFn, img1: &Tensor<4>, img2: &Tensor<4>, iters: usize) -> f64 {
+fn infer_ms<const D: usize>(
+    op: SsimFn<D>,
+    img1: &Tensor<D>,
+    img2: &Tensor<D>,
+    iters: usize,
+) -> f64 {
     let device = img1.device();
     time_ms(&device, iters, || {
         drop(op(img1.clone(), img2.clone(), SsimOptions::default()));
@@ -157,49 +178,88 @@ fn main() {
         .iter()
         .map(|&shape| {
             (
-                label(shape),
+                label(&shape),
                 shape,
-                fused_ssim as SsimFn,
-                ssim_reference as SsimFn,
+                fused_ssim as SsimFn<4>,
+                ssim_reference as SsimFn<4>,
             )
         })
         .chain(L1_SHAPES.iter().filter(|_| !args.quick).map(|&shape| {
-            let key = format!("l1ssim-{}", label(shape));
+            let key = format!("l1ssim-{}", label(&shape));
             (
                 key,
                 shape,
-                one_minus_l1_ssim as SsimFn,
-                one_minus_l1_plus_ssim as SsimFn,
+                one_minus_l1_ssim as SsimFn<4>,
+                one_minus_l1_plus_ssim as SsimFn<4>,
             )
         }));
     for (key, shape, op, reference_op) in rows {
-        let img1 = Tensor::<4>::random(shape, Distribution::Default, &device);
-        let img2 = (img1.clone() * 0.8
-            + Tensor::<4>::random(shape, Distribution::Default, &device) * 0.2)
-            .clamp(0.0, 1.0);
-        let train = train_ms(op, &img1, &img2, args.iters);
-        let infer = infer_ms(op, &img1, &img2, args.iters);
-        let (ref_train, ref_infer) = if args.reference {
-            let iters = (args.iters / 5).max(3);
-            (
-                format!("{:.3}", train_ms(reference_op, &img1, &img2, iters)),
-                format!("{:.3}", infer_ms(reference_op, &img1, &img2, iters)),
-            )
-        } else {
-            ("-".into(), "-".into())
-        };
-        let (base_train, base_infer, ratio_train, ratio_infer) =
-            match baseline.as_ref().and_then(|b| b.get(&key)) {
-                Some(&(bt, bi)) => (
-                    format!("{bt:.3}"),
-                    format!("{bi:.3}"),
-                    format!("{:.2}", train / bt),
-                    format!("{:.2}", infer / bi),
-                ),
-                None => ("-".into(), "-".into(), "-".into(), "-".into()),
-            };
-        println!(
-            "| {key} | {train:.3} | {infer:.3} | {ref_train} | {ref_infer} | {base_train} | {base_infer} | {ratio_train} | {ratio_infer} |"
+        bench_row(
+            &key,
+            shape,
+            op,
+            reference_op,
+            &args,
+            baseline.as_ref(),
+            &device,
         );
     }
+    let volumes: &[[usize; 5]] = if args.quick {
+        &QUICK_VOLUMES
+    } else {
+        &GPU_VOLUMES
+    };
+    for &shape in volumes {
+        let key = label(&shape);
+        let (op, reference_op) = (fused_ssim3d as SsimFn<5>, ssim3d_reference as SsimFn<5>);
+        bench_row(
+            &key,
+            shape,
+            op,
+            reference_op,
+            &args,
+            baseline.as_ref(),
+            &device,
+        );
+    }
+}
+
+/// Times one row and prints it.
+fn bench_row<const D: usize>(
+    key: &str,
+    shape: [usize; D],
+    op: SsimFn<D>,
+    reference_op: SsimFn<D>,
+    args: &Args,
+    baseline: Option<&HashMap<String, (f64, f64)>>,
+    device: &Device,
+) {
+    let img1 = Tensor::<D>::random(shape, Distribution::Default, device);
+    let img2 = (img1.clone() * 0.8
+        + Tensor::<D>::random(shape, Distribution::Default, device) * 0.2)
+        .clamp(0.0, 1.0);
+    let train = train_ms(op, &img1, &img2, args.iters);
+    let infer = infer_ms(op, &img1, &img2, args.iters);
+    let (ref_train, ref_infer) = if args.reference {
+        let iters = (args.iters / 5).max(3);
+        (
+            format!("{:.3}", train_ms(reference_op, &img1, &img2, iters)),
+            format!("{:.3}", infer_ms(reference_op, &img1, &img2, iters)),
+        )
+    } else {
+        ("-".into(), "-".into())
+    };
+    let (base_train, base_infer, ratio_train, ratio_infer) = match baseline.and_then(|b| b.get(key))
+    {
+        Some(&(bt, bi)) => (
+            format!("{bt:.3}"),
+            format!("{bi:.3}"),
+            format!("{:.2}", train / bt),
+            format!("{:.2}", infer / bi),
+        ),
+        None => ("-".into(), "-".into(), "-".into(), "-".into()),
+    };
+    println!(
+        "| {key} | {train:.3} | {infer:.3} | {ref_train} | {ref_infer} | {base_train} | {base_infer} | {ratio_train} | {ratio_infer} |"
+    );
 }

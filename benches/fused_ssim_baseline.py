@@ -1,5 +1,5 @@
 """Times rahul-goel/fused-ssim on the shapes of benches/ssim.rs, the same way (synchronised wall
-time over back-to-back steps after warm-up), and prints `BxCxHxW train_ms infer_ms` lines that
+time over back-to-back steps after warm-up), and prints `BxCxHxW` (and `BxCxDxHxW`) `train_ms infer_ms` lines that
 `cargo bench --bench fused_ssim -- --baseline FILE` turns into ratio columns.
 
 Needs PyTorch with CUDA and the `fused_ssim` package installed (built for the GPU's arch).
@@ -9,10 +9,11 @@ import sys
 import time
 
 import torch
-from fused_ssim import fused_ssim
+from fused_ssim import fused_ssim, fused_ssim3d
 
 SHAPES = [(1, 3, 1080, 1920), (1, 3, 2160, 3840), (5, 1, 1024, 1024), (8, 3, 256, 256)]
 L1_SHAPES = [(1, 3, 1080, 1920), (1, 3, 2160, 3840)]
+VOLUMES = [(2, 3, 96, 96, 96), (1, 1, 256, 256, 256)]
 LAMBDA = 0.2
 
 
@@ -70,6 +71,24 @@ def main():
         t = time_ms(train, iters)
         i = time_ms(infer, iters)
         print("l1ssim-" + "x".join(map(str, shape)), f"{t:.4f}", f"{i:.4f}", flush=True)
+
+    for shape in VOLUMES:
+        vol1 = torch.rand(shape, device="cuda")
+        vol2 = (vol1 * 0.8 + torch.rand(shape, device="cuda") * 0.2).clamp(0, 1)
+        param = vol1.clone().requires_grad_(True)
+
+        def train():
+            param.grad = None
+            loss = 1.0 - fused_ssim3d(param, vol2, padding="same", train=True)
+            loss.backward()
+
+        def infer():
+            with torch.no_grad():
+                fused_ssim3d(vol1, vol2, padding="same", train=False)
+
+        t = time_ms(train, iters)
+        i = time_ms(infer, iters)
+        print("x".join(map(str, shape)), f"{t:.4f}", f"{i:.4f}", flush=True)
 
 
 if __name__ == "__main__":

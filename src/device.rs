@@ -1,7 +1,7 @@
 //! Choosing the device the CLI and examples run on.
 //!
-//! `auto` takes the best compiled-in runtime that answers: CUDA, then a wgpu GPU adapter, then a
-//! wgpu CPU adapter (e.g. Mesa lavapipe), then Flex, the pure-Rust CPU backend, which runs the
+//! `auto` takes the best compiled-in runtime that answers: CUDA, ROCm, a Vulkan (SPIR-V) GPU, a
+//! wgpu GPU adapter, then a wgpu or Vulkan CPU adapter (e.g. Mesa lavapipe), then Flex, the pure-Rust CPU backend, which runs the
 //! reference ops. Each candidate is probed with a tiny round trip, so a missing driver costs one
 //! warning instead of a crash.
 
@@ -117,12 +117,20 @@ pub fn select_device(choice: DeviceChoice) -> Result<(Device, String), String> {
     candidates.push(Device::cuda(0usize));
     #[cfg(feature = "rocm")]
     candidates.push(Device::rocm(0usize));
+    // Vulkan's SPIR-V path before WGSL on the same GPU; a CPU adapter only after every GPU.
+    #[cfg(feature = "vulkan")]
+    candidates.extend([
+        Device::vulkan(DeviceKind::DiscreteGpu(0)),
+        Device::vulkan(DeviceKind::IntegratedGpu(0)),
+    ]);
     #[cfg(feature = "wgpu")]
     candidates.extend([
         Device::wgpu(DeviceKind::DiscreteGpu(0)),
         Device::wgpu(DeviceKind::IntegratedGpu(0)),
         Device::wgpu(DeviceKind::Cpu),
     ]);
+    #[cfg(feature = "vulkan")]
+    candidates.push(Device::vulkan(DeviceKind::Cpu));
     #[cfg(feature = "metal")]
     candidates.push(Device::metal(DeviceKind::DefaultDevice));
     if let Some(device) = candidates.into_iter().find(probe) {
