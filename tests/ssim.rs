@@ -3,7 +3,7 @@
 
 mod common;
 
-use burn::tensor::{Device, Tensor};
+use burn::tensor::Tensor;
 use burn_sad::image::load_rgb;
 use burn_sad::ssim::{
     Padding, SsimError, SsimOptions, fused_ssim, ssim_reference, try_fused_ssim, uses_fused_kernels,
@@ -269,7 +269,7 @@ fn bad_inputs_are_rejected_with_a_message() {
 fn inputs_on_different_devices_are_rejected() {
     let device = device();
     let other = if uses_fused_kernels(&device) {
-        Device::flex()
+        burn::tensor::Device::flex()
     } else {
         // Flex under test: any compiled-in CubeCL device differs from it.
         match burn_sad::device::DeviceChoice::WgpuCpu.device() {

@@ -113,7 +113,7 @@ fn blur(rows: Tensor<2>, spatial: &[usize], config: &SsimKernelConfig) -> Tensor
     };
     let kernel =
         |shape: [usize; 5]| Tensor::<5>::from_data(TensorData::new(window.clone(), shape), &device);
-    let blurred = match *spatial {
+    match *spatial {
         [height, width] => {
             let maps = rows.reshape([count, 1, height, width]);
             let horizontal = kernel([1, 1, 1, 1, size]).reshape([1, 1, 1, size]);
@@ -131,8 +131,7 @@ fn blur(rows: Tensor<2>, spatial: &[usize], config: &SsimKernelConfig) -> Tensor
                 .reshape([count as i32, -1])
         }
         _ => unreachable!("SSIM inputs have 2 or 3 spatial axes"),
-    };
-    blurred
+    }
 }
 
 fn clamp_value_at_zero(v: Tensor<2>) -> Tensor<2> {
