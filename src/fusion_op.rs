@@ -3,7 +3,7 @@
 //! Fusion records operations lazily; a custom kernel joins that stream as a [`CustomOpIr`] whose
 //! execution resolves the inner backend's tensors, runs the inner backend op and publishes its
 //! outputs. Every extension trait of this crate implements its `Fusion<B>` methods through
-//! [`register_float_op`], so the glue exists once.
+//! [`register_op`] (or its float-only form [`register_float_op`]), so the glue exists once.
 
 use burn::tensor::{DType, Shape};
 use burn_fusion::custom::{OperationFn, StreamId};
@@ -12,6 +12,69 @@ use burn_ir::{CustomOpIr, HandleContainer, OperationIr, TensorIr};
 
 type Handles<B> =
     HandleContainer<<<B as FusionBackend>::FusionRuntime as FusionRuntime>::FusionHandle>;
+
+/// Float and int tensors of one side (inputs or outputs) of a custom op.
+pub(crate) struct Mixed<F, I, const NF: usize, const NI: usize> {
+    pub floats: [F; NF],
+    pub ints: [I; NI],
+}
+
+/// Queues a custom op with `NF` float and `NI` int inputs and `OF` float and `OI` int outputs.
+///
+/// `outputs` gives each output's shape and dtype (floats first), which must match what `run`
+/// returns.
+#[allow(clippy::type_complexity)]
+pub(crate) fn register_op<B, const NF: usize, const NI: usize, const OF: usize, const OI: usize>(
+    id: String,
+    inputs: Mixed<FusionTensor<B::FusionRuntime>, FusionTensor<B::FusionRuntime>, NF, NI>,
+    outputs: Mixed<(Shape, DType), (Shape, DType), OF, OI>,
+    run: impl Fn(
+        Mixed<B::FloatTensorPrimitive, B::IntTensorPrimitive, NF, NI>,
+    ) -> Mixed<B::FloatTensorPrimitive, B::IntTensorPrimitive, OF, OI>
+    + Send
+    + Sync
+    + 'static,
+) -> Mixed<FusionTensor<B::FusionRuntime>, FusionTensor<B::FusionRuntime>, OF, OI>
+where
+    B: FusionBackend,
+{
+    let client = match (inputs.floats.first(), inputs.ints.first()) {
+        (Some(tensor), _) | (None, Some(tensor)) => tensor.client.clone(),
+        (None, None) => unreachable!("a custom op has at least one input"),
+    };
+    let float_irs: [TensorIr; NF] = inputs.floats.map(FusionTensor::into_ir);
+    let int_irs: [TensorIr; NI] = inputs.ints.map(FusionTensor::into_ir);
+    let uninit = |(shape, dtype)| TensorIr::uninit(client.create_empty_handle(), shape, dtype);
+    let float_outs: [TensorIr; OF] = outputs.floats.map(uninit);
+    let int_outs: [TensorIr; OI] = outputs.ints.map(uninit);
+    let desc = CustomOpIr {
+        id,
+        inputs: float_irs.iter().chain(&int_irs).cloned().collect(),
+        outputs: float_outs.iter().chain(&int_outs).cloned().collect(),
+        scalars: Vec::new(),
+    };
+    let op = OperationFn(move |handles: &mut Handles<B>| {
+        let results = run(Mixed {
+            floats: float_irs
+                .each_ref()
+                .map(|ir| handles.get_float_tensor::<B>(ir)),
+            ints: int_irs.each_ref().map(|ir| handles.get_int_tensor::<B>(ir)),
+        });
+        for (ir, tensor) in float_outs.iter().zip(results.floats) {
+            handles.register_float_tensor::<B>(&ir.id, tensor);
+        }
+        for (ir, tensor) in int_outs.iter().zip(results.ints) {
+            handles.register_int_tensor::<B>(&ir.id, tensor);
+        }
+        Ok(())
+    });
+    let mut tensors = client
+        .register(StreamId::current(), OperationIr::Custom(desc), op)
+        .into_iter();
+    let floats = std::array::from_fn(|_| tensors.next().expect("one tensor per float output"));
+    let ints = std::array::from_fn(|_| tensors.next().expect("one tensor per int output"));
+    Mixed { floats, ints }
+}
 
 /// Queues `run` on the fusion stream of `inputs[0]` and returns lazy tensors for its outputs.
 ///
@@ -25,28 +88,20 @@ pub(crate) fn register_float_op<B, const I: usize, const O: usize>(
 where
     B: FusionBackend,
 {
-    let client = inputs[0].client.clone();
-    let input_irs: [TensorIr; I] = inputs.map(FusionTensor::into_ir);
-    let output_irs: [TensorIr; O] =
-        outputs.map(|(shape, dtype)| TensorIr::uninit(client.create_empty_handle(), shape, dtype));
-    let desc = CustomOpIr {
+    register_op::<B, I, 0, O, 0>(
         id,
-        inputs: input_irs.to_vec(),
-        outputs: output_irs.to_vec(),
-        scalars: Vec::new(),
-    };
-    let op = OperationFn(move |handles: &mut Handles<B>| {
-        let primitives = input_irs
-            .each_ref()
-            .map(|ir| handles.get_float_tensor::<B>(ir));
-        for (ir, tensor) in output_irs.iter().zip(run(primitives)) {
-            handles.register_float_tensor::<B>(&ir.id, tensor);
-        }
-        Ok(())
-    });
-    let tensors = client.register(StreamId::current(), OperationIr::Custom(desc), op);
-    match tensors.try_into() {
-        Ok(outputs) => outputs,
-        Err(_) => unreachable!("fusion returns one tensor per declared output"),
-    }
+        Mixed {
+            floats: inputs,
+            ints: [],
+        },
+        Mixed {
+            floats: outputs,
+            ints: [],
+        },
+        move |inputs| Mixed {
+            floats: run(inputs.floats),
+            ints: [],
+        },
+    )
+    .floats
 }

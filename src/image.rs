@@ -87,3 +87,15 @@ pub fn save_png(image: Tensor<4>, path: impl AsRef<Path>) -> Result<(), ImageErr
         source,
     })
 }
+
+/// Writes `bytes` to `path` through a temporary file beside it and a rename, so readers never
+/// see a partly written file.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".partial");
+    let temp = path.with_file_name(name);
+    std::fs::write(&temp, bytes)?;
+    std::fs::rename(&temp, path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&temp);
+    })
+}

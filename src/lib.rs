@@ -4,7 +4,8 @@
 //! same source runs on CUDA, ROCm, Metal, Vulkan/WebGPU and CPU.
 //!
 //! - [`ssim`]: a fully fused SSIM loss with hand-written forward and backward kernels
-//!   ([`ssim::fused_ssim`]).
+//!   ([`ssim::fused_ssim`]), 3D SSIM, MS-SSIM and a fused L1+SSIM loss.
+//! - [`sad`]: Soft Anisotropic Diagrams: sites, candidate lists and the differentiable render.
 //!
 //! Every op has a plain-tensor reference implementation beside it. On backends that cannot run
 //! CubeCL kernels (Flex, NdArray, LibTorch) the op falls back to that reference, so it works on
@@ -13,4 +14,5 @@
 pub mod device;
 mod fusion_op;
 pub mod image;
+pub mod sad;
 pub mod ssim;

@@ -4,4 +4,5 @@
 //! same source compiles for CUDA, ROCm, Metal, Vulkan/WebGPU and the CubeCL CPU runtime. The Burn
 //! glue (launch code, autodiff, fusion) lives in the `burn-sad` crate.
 
+pub mod sad;
 pub mod ssim;

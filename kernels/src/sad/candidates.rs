@@ -1,0 +1,379 @@
+//! Candidate-list maintenance: random initialisation, seeding each site into its own cell, the
+//! jump-flood pre-pass and the propagation pass. None of these is differentiable.
+//!
+//! Every pseudo-random choice is a hash of the cell and the pass index (no RNG state), with the
+//! reference's constants, so runs are reproducible.
+
+use cubecl::prelude::*;
+
+use super::score::site_score;
+use super::{EMPTY, K, LOG_TAU, POSITION, SITE_PARAMS};
+
+/// Marsaglia's xorshift32 step.
+#[cube]
+pub fn xorshift32(state: u32) -> u32 {
+    let mut x = state;
+    x ^= x << 13u32;
+    x ^= x >> 17u32;
+    x ^= x << 5u32;
+    x
+}
+
+/// The ranking key of `id` at point (`qx`, `qy`): max(τ, 1e-4)·s, smaller is better; `None`
+/// (as `valid = false`) for an id out of range or an inactive site.
+#[derive(CubeType)]
+struct Key<F: Float> {
+    value: F,
+    valid: bool,
+}
+
+#[cube]
+fn ranking_key<F: Float>(
+    sites: &Tensor<F>,
+    id: i32,
+    site_count: usize,
+    qx: F,
+    qy: F,
+    inv_scale_sq: F,
+) -> Key<F> {
+    let mut key = Key::<F> {
+        value: F::new(0.0),
+        valid: false,
+    };
+    if id >= 0 && (id as usize) < site_count {
+        let site = id as usize;
+        if sites[site * SITE_PARAMS + POSITION] >= F::new(0.0) {
+            let tau = F::max(F::exp(sites[site * SITE_PARAMS + LOG_TAU]), F::new(1e-4));
+            let value = tau * site_score::<F>(sites, site, qx, qy, inv_scale_sq, false).value;
+            // NaN and ±∞ keys are never inserted.
+            key.valid = F::abs(value) <= F::new(f32::MAX);
+            key.value = value;
+        }
+    }
+    key
+}
+
+/// Inserts `id` into the sorted list `ids`/`keys` of length `len` (best first), unless it is
+/// already there or ranks worse than every entry of a full list. Ties go after equal keys.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn insert_sorted<F: Float>(
+    ids: &mut Array<i32>,
+    keys: &mut Array<F>,
+    filled: &mut Array<bool>,
+    sites: &Tensor<F>,
+    id: i32,
+    site_count: usize,
+    qx: F,
+    qy: F,
+    inv_scale_sq: F,
+    #[comptime] len: usize,
+) {
+    let mut seen = false;
+    #[unroll]
+    for i in 0..len {
+        if filled[i] && ids[i] == id {
+            seen = true;
+        }
+    }
+    if !seen {
+        let key = ranking_key::<F>(sites, id, site_count, qx, qy, inv_scale_sq);
+        if key.valid {
+            let mut carry_id = id;
+            let mut carry_key = key.value;
+            let mut carry_filled = true;
+            let mut shifting = false;
+            #[unroll]
+            for i in 0..len {
+                if carry_filled && (shifting || !filled[i] || carry_key < keys[i]) {
+                    let (old_id, old_key, old_filled) = (ids[i], keys[i], filled[i]);
+                    ids[i] = carry_id;
+                    keys[i] = carry_key;
+                    filled[i] = true;
+                    carry_id = old_id;
+                    carry_key = old_key;
+                    carry_filled = old_filled;
+                    shifting = true;
+                }
+            }
+        }
+    }
+}
+
+/// Random initial lists: slot i of cell (cx, cy) gets `state % site_count` after
+/// `state = xorshift32(state + i)`, starting from `seed ^ cx·1973 ^ cy·9277`. Duplicates are
+/// possible (the propagation pass removes them).
+///
+/// Launch with one unit per cell, 2D over the `cand_w × cand_h` grid.
+#[cube(launch)]
+pub fn init_candidates_kernel(
+    candidates: &mut Tensor<i32>,
+    cand_w: usize,
+    cand_h: usize,
+    site_count: u32,
+    seed: u32,
+) {
+    let cx = ABSOLUTE_POS_X as usize;
+    let cy = ABSOLUTE_POS_Y as usize;
+    if cx >= cand_w || cy >= cand_h {
+        terminate!();
+    }
+    let mut state = seed ^ (cx as u32 * 1973u32) ^ (cy as u32 * 9277u32);
+    let cell = cy * cand_w + cx;
+    #[unroll]
+    for i in 0..K {
+        state = xorshift32(state + i as u32);
+        candidates[cell * K + i] = (state % site_count) as i32;
+    }
+}
+
+/// Writes every active site into slot 0 of the cell under its position. When several sites
+/// share a cell, one of them wins (as in the reference, which races too).
+///
+/// Launch with one unit per site slot, 1D.
+#[cube(launch)]
+pub fn seed_candidates_kernel<F: Float>(
+    sites: &Tensor<F>,
+    candidates: &mut Tensor<i32>,
+    cand_w: usize,
+    cand_h: usize,
+    site_count: usize,
+    inv_downscale: f32,
+    #[define(F)] _dtype: ElemType,
+) {
+    let site = ABSOLUTE_POS as usize;
+    if site >= site_count {
+        terminate!();
+    }
+    let px = sites[site * SITE_PARAMS + POSITION];
+    let py = sites[site * SITE_PARAMS + POSITION + 1];
+    if px >= F::new(0.0) {
+        let scale = F::cast_from(inv_downscale);
+        let cx = i32::clamp(i32::cast_from(px * scale), 0, cand_w as i32 - 1) as usize;
+        let cy = i32::clamp(i32::cast_from(py * scale), 0, cand_h as i32 - 1) as usize;
+        candidates[(cy * cand_w + cx) * K] = site as i32;
+    }
+}
+
+/// One jump-flood step: each cell keeps the best 4 of the lists held in half `read_half` (slots
+/// `4·read_half .. 4·read_half + 4`) by itself and its 8 neighbours at distance `step`, and
+/// writes them to the other half.
+///
+/// Launch with one unit per cell, 2D.
+#[cube(launch)]
+#[allow(clippy::too_many_arguments)]
+pub fn jfa_flood_kernel<F: Float>(
+    sites: &Tensor<F>,
+    candidates: &mut Tensor<i32>,
+    cand_w: usize,
+    cand_h: usize,
+    width: usize,
+    height: usize,
+    downscale: usize,
+    site_count: usize,
+    step: u32,
+    read_half: u32,
+    inv_scale_sq: f32,
+    #[define(F)] _dtype: ElemType,
+) {
+    let cx = ABSOLUTE_POS_X as usize;
+    let cy = ABSOLUTE_POS_Y as usize;
+    if cx >= cand_w || cy >= cand_h {
+        terminate!();
+    }
+    let qx = F::cast_from(usize::min(cx * downscale, width - 1));
+    let qy = F::cast_from(usize::min(cy * downscale, height - 1));
+    let inv_scale_sq = F::cast_from(inv_scale_sq);
+    let mut ids = Array::<i32>::new(4usize);
+    let mut keys = Array::<F>::new(4usize);
+    let mut filled = Array::<bool>::new(4usize);
+    #[unroll]
+    for i in 0..4 {
+        ids[i] = EMPTY;
+        keys[i] = F::new(0.0);
+        filled[i] = false;
+    }
+    let read = read_half as usize * 4;
+    let step = step as i32;
+    #[unroll]
+    for dy in 0..3 {
+        #[unroll]
+        for dx in 0..3 {
+            let sx = i32::clamp(cx as i32 + (dx as i32 - 1) * step, 0, cand_w as i32 - 1);
+            let sy = i32::clamp(cy as i32 + (dy as i32 - 1) * step, 0, cand_h as i32 - 1);
+            let neighbour = (sy as usize * cand_w + sx as usize) * K + read;
+            #[unroll]
+            for i in 0..4 {
+                let id = candidates[neighbour + i];
+                insert_sorted::<F>(
+                    &mut ids,
+                    &mut keys,
+                    &mut filled,
+                    sites,
+                    id,
+                    site_count,
+                    qx,
+                    qy,
+                    inv_scale_sq,
+                    4usize,
+                );
+            }
+        }
+    }
+    let write = (cy * cand_w + cx) * K + 4 - read;
+    #[unroll]
+    for i in 0..4 {
+        candidates[write + i] = ids[i];
+    }
+}
+
+/// One propagation pass from `input` to `output`: each cell re-ranks, in this order, its own
+/// list, the lists of its 4 neighbours at distance `jump`, `hilbert_probes` sites near its best
+/// site along the Hilbert curve (within ±`hilbert_window` positions) and `inject` random sites,
+/// and keeps the best [`K`] distinct live ones.
+///
+/// `hilbert_order[r]` is the site at rank r on the curve and `hilbert_rank[i]` the rank of site
+/// i. `pass` is the global pass counter, which seeds the probes. Launch with one unit per cell,
+/// 2D.
+#[cube(launch)]
+// The hashes multiply modulo 2³²; the macro's host-side expansion trips rustc's overflow lint.
+#[allow(clippy::too_many_arguments, arithmetic_overflow)]
+pub fn candidate_pass_kernel<F: Float>(
+    sites: &Tensor<F>,
+    input: &Tensor<i32>,
+    output: &mut Tensor<i32>,
+    hilbert_order: &Tensor<i32>,
+    hilbert_rank: &Tensor<i32>,
+    cand_w: usize,
+    cand_h: usize,
+    width: usize,
+    height: usize,
+    downscale: usize,
+    site_count: usize,
+    jump: u32,
+    pass: u32,
+    inject: u32,
+    hilbert_probes: u32,
+    hilbert_window: u32,
+    inv_scale_sq: f32,
+    #[define(F)] _dtype: ElemType,
+) {
+    let cx = ABSOLUTE_POS_X as usize;
+    let cy = ABSOLUTE_POS_Y as usize;
+    if cx >= cand_w || cy >= cand_h {
+        terminate!();
+    }
+    let qx = F::cast_from(usize::min(cx * downscale, width - 1));
+    let qy = F::cast_from(usize::min(cy * downscale, height - 1));
+    let inv_scale_sq = F::cast_from(inv_scale_sq);
+    let mut ids = Array::<i32>::new(K);
+    let mut keys = Array::<F>::new(K);
+    let mut filled = Array::<bool>::new(K);
+    #[unroll]
+    for i in 0..K {
+        ids[i] = EMPTY;
+        keys[i] = F::new(0.0);
+        filled[i] = false;
+    }
+    let cell = cy * cand_w + cx;
+    #[unroll]
+    for i in 0..K {
+        let id = input[cell * K + i];
+        insert_sorted::<F>(
+            &mut ids,
+            &mut keys,
+            &mut filled,
+            sites,
+            id,
+            site_count,
+            qx,
+            qy,
+            inv_scale_sq,
+            K,
+        );
+    }
+    let jump = jump as i32;
+    #[unroll]
+    for n in 0..4 {
+        // (−J, 0), (+J, 0), (0, −J), (0, +J).
+        let along_x = comptime![n < 2];
+        let sign = comptime![if n % 2 == 0 { -1i32 } else { 1i32 }];
+        let mut sx = cx as i32;
+        let mut sy = cy as i32;
+        if comptime![along_x] {
+            sx = i32::clamp(sx + sign * jump, 0, cand_w as i32 - 1);
+        } else {
+            sy = i32::clamp(sy + sign * jump, 0, cand_h as i32 - 1);
+        }
+        let neighbour = (sy as usize * cand_w + sx as usize) * K;
+        #[unroll]
+        for i in 0..K {
+            let id = input[neighbour + i];
+            insert_sorted::<F>(
+                &mut ids,
+                &mut keys,
+                &mut filled,
+                sites,
+                id,
+                site_count,
+                qx,
+                qy,
+                inv_scale_sq,
+                K,
+            );
+        }
+    }
+
+    let cx32 = cx as u32;
+    let cy32 = cy as u32;
+    if hilbert_probes > 0 && hilbert_window > 0 && filled[0] {
+        let rank = hilbert_rank[ids[0] as usize] as i32;
+        let span = 2 * hilbert_window + 1;
+        let mut state = (cx32 * 2654435761u32) ^ (cy32 * 1597334677u32) ^ (pass * 374761393u32);
+        let mut i = 0u32;
+        while i < hilbert_probes {
+            state = xorshift32(state + i);
+            let offset = (state % span) as i32 - hilbert_window as i32;
+            let at = i32::clamp(rank + offset, 0, site_count as i32 - 1);
+            let id = hilbert_order[at as usize];
+            insert_sorted::<F>(
+                &mut ids,
+                &mut keys,
+                &mut filled,
+                sites,
+                id,
+                site_count,
+                qx,
+                qy,
+                inv_scale_sq,
+                K,
+            );
+            i += 1;
+        }
+    }
+
+    let mut state = (cx32 * 1664525u32) ^ (cy32 * 1013904223u32) ^ (pass * 374761393u32);
+    let mut i = 0u32;
+    while i < inject {
+        state = xorshift32(state + i);
+        let id = (state % site_count as u32) as i32;
+        insert_sorted::<F>(
+            &mut ids,
+            &mut keys,
+            &mut filled,
+            sites,
+            id,
+            site_count,
+            qx,
+            qy,
+            inv_scale_sq,
+            K,
+        );
+        i += 1;
+    }
+
+    #[unroll]
+    for i in 0..K {
+        output[cell * K + i] = ids[i];
+    }
+}

@@ -1,0 +1,53 @@
+//! Soft Anisotropic Diagram kernels: the differentiable render and the candidate lists.
+//!
+//! # Sites
+//! A site is 10 f32 values in this order ([`SITE_PARAMS`] per site, row-major `[capacity, 10]`):
+//! position x, y (pixels, origin top-left, y down), log τ, radius (pixels), colour r, g, b,
+//! direction x, y (unit vector), log anisotropy. A site with position x < 0 is inactive: every
+//! kernel skips it, so a fixed-capacity buffer can hold pruned slots.
+//!
+//! # Candidates
+//! Each cell of the candidate grid (one cell per pixel, or per `downscale`² pixels) holds
+//! [`K`] site ids, `[cells, K]` i32, best first, [`EMPTY`] for an empty slot. A pixel blends the
+//! sites of its cell only.
+//!
+//! # Distances
+//! The score of site i at point q is `s = √max(D², 1e-8) − r / S`, with
+//! `D² = (e^a·(u·δ)² + e^−a·max(|δ|² − (u·δ)², 0)) / S²`, `δ = q − p`, `S = max(W, H)`.
+//! A pixel's logit for i is `−τ·s`; the ranking key of a candidate is `max(τ, 1e-4)·s`.
+
+#![allow(clippy::needless_range_loop, clippy::collapsible_if)]
+
+mod candidates;
+mod render;
+mod render_backward;
+mod score;
+
+pub use candidates::{
+    candidate_pass_kernel, init_candidates_kernel, jfa_flood_kernel, seed_candidates_kernel,
+};
+pub use render::render_kernel;
+pub use render_backward::render_backward_kernel;
+
+/// Candidates per pixel.
+pub const K: usize = 8;
+/// f32 values per site.
+pub const SITE_PARAMS: usize = 10;
+/// An empty candidate slot.
+pub const EMPTY: i32 = -1;
+
+/// Column of position x in the site layout (y follows).
+pub const POSITION: usize = 0;
+/// Column of log τ.
+pub const LOG_TAU: usize = 2;
+/// Column of the radius.
+pub const RADIUS: usize = 3;
+/// Column of colour r (g and b follow).
+pub const COLOR: usize = 4;
+/// Column of direction x (y follows).
+pub const DIRECTION: usize = 7;
+/// Column of log anisotropy.
+pub const LOG_ANISO: usize = 9;
+
+/// Side of the square tile of pixels one render cube covers.
+pub const TILE: usize = 16;

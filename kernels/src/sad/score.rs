@@ -1,0 +1,76 @@
+//! The anisotropic distance score shared by rendering, gradients and candidate ranking.
+
+use cubecl::prelude::*;
+
+use super::{DIRECTION, LOG_ANISO, POSITION, RADIUS, SITE_PARAMS};
+
+/// Intermediate quantities of one site's score at one point, kept for the gradient.
+#[derive(CubeType)]
+pub struct Score<F: Float> {
+    /// `s = √max(D², 1e-8) − r / S`.
+    pub value: F,
+    /// δ = q − p.
+    pub dx: F,
+    /// δ's y component.
+    pub dy: F,
+    /// u·δ.
+    pub proj: F,
+    /// |δ|² − (u·δ)², floored at 0.
+    pub perp2: F,
+    /// e^a.
+    pub stretch: F,
+    /// D² floored at 1e-8.
+    pub d2: F,
+}
+
+/// The score of `site` at point (`qx`, `qy`); `inv_scale_sq` = 1 / max(W, H)².
+///
+/// `guard_stretch` floors e^a at 1e-8 before inverting it, as the reference's gradient pass does
+/// (its render pass does not).
+#[cube]
+pub fn site_score<F: Float>(
+    sites: &Tensor<F>,
+    site: usize,
+    qx: F,
+    qy: F,
+    inv_scale_sq: F,
+    #[comptime] guard_stretch: bool,
+) -> Score<F> {
+    let base = site * SITE_PARAMS;
+    let zero = F::new(0.0);
+    let dx = qx - sites[base + POSITION];
+    let dy = qy - sites[base + POSITION + 1];
+    let diff2 = dx * dx + dy * dy;
+    let proj = sites[base + DIRECTION] * dx + sites[base + DIRECTION + 1] * dy;
+    let proj2 = proj * proj;
+    let perp2 = F::max(diff2 - proj2, zero);
+    let stretch = F::exp(sites[base + LOG_ANISO]);
+    let mut squeeze = F::new(1.0) / stretch;
+    if comptime![guard_stretch] {
+        squeeze = F::new(1.0) / F::max(stretch, F::new(1e-8));
+    }
+    let d2 = F::max(
+        (stretch * proj2 + squeeze * perp2) * inv_scale_sq,
+        F::new(1e-8),
+    );
+    let inv_scale = F::sqrt(inv_scale_sq);
+    Score::<F> {
+        value: F::sqrt(d2) - sites[base + RADIUS] * inv_scale,
+        dx,
+        dy,
+        proj,
+        perp2,
+        stretch,
+        d2,
+    }
+}
+
+/// Whether `id` names an active site of a buffer of `site_count` sites.
+#[cube]
+pub fn is_live<F: Float>(sites: &Tensor<F>, id: i32, site_count: usize) -> bool {
+    let mut live = false;
+    if id >= 0 && (id as usize) < site_count {
+        live = sites[id as usize * SITE_PARAMS + POSITION] >= F::new(0.0);
+    }
+    live
+}

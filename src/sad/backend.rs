@@ -1,0 +1,108 @@
+//! The SAD backend extension: the render op, its backward and the candidate-list kernels.
+
+use burn::backend::{
+    Backend, backend_extension,
+    tensor::{FloatTensor, IntTensor},
+};
+
+/// The image a render produces and the candidate grid it reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct RenderGeometry {
+    /// Image width in pixels.
+    pub width: usize,
+    /// Image height in pixels.
+    pub height: usize,
+    /// Pixels per candidate cell along each axis (1: one list per pixel).
+    pub downscale: usize,
+}
+
+impl RenderGeometry {
+    /// One candidate list per pixel of a `width × height` image.
+    pub fn new(width: usize, height: usize) -> Self {
+        Self {
+            width,
+            height,
+            downscale: 1,
+        }
+    }
+
+    /// Candidate grid width: ⌈W / downscale⌉, at least 1.
+    pub fn cand_w(&self) -> usize {
+        self.width.div_ceil(self.downscale.max(1)).max(1)
+    }
+
+    /// Candidate grid height: ⌈H / downscale⌉, at least 1.
+    pub fn cand_h(&self) -> usize {
+        self.height.div_ceil(self.downscale.max(1)).max(1)
+    }
+
+    /// Cells of the candidate grid.
+    pub fn cells(&self) -> usize {
+        self.cand_w() * self.cand_h()
+    }
+
+    /// 1 / max(W, H)², as the reference computes it in f32.
+    pub fn inv_scale_sq(&self) -> f32 {
+        let side = self.width.max(self.height) as f32;
+        1.0 / (side * side)
+    }
+}
+
+/// One propagation pass: the jump, the global pass counter that seeds its probes, and how many
+/// probes of each kind it makes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct PassConfig {
+    /// Distance of the 4 neighbour cells merged.
+    pub jump: u32,
+    /// Global pass counter.
+    pub pass: u32,
+    /// Random sites injected per cell.
+    pub inject: u32,
+    /// Sites probed near the cell's best site along the Hilbert curve.
+    pub hilbert_probes: u32,
+    /// Half-width of the Hilbert probe window, in curve positions.
+    pub hilbert_window: u32,
+}
+
+/// SAD ops every backend with CubeCL kernels provides. Backends without them use the
+/// plain-tensor and host references (see [`render_reference`](super::render_reference) and
+/// [`exact_candidates`](super::exact_candidates)).
+///
+/// Sites are `[capacity, 10]` f32 in the kernels' order; candidates `[cells, 8]` i32.
+#[backend_extension(Cube: cfg(feature = "cube"), Autodiff)]
+pub trait SadBackend: Backend {
+    /// Renders `[3, height, width]`.
+    fn sad_render(
+        sites: FloatTensor<Self>,
+        candidates: IntTensor<Self>,
+        geometry: RenderGeometry,
+    ) -> FloatTensor<Self>;
+
+    /// ∂L/∂sites (`[capacity, 10]`) from ∂L/∂image.
+    fn sad_render_backward(
+        sites: FloatTensor<Self>,
+        candidates: IntTensor<Self>,
+        grad_image: FloatTensor<Self>,
+        geometry: RenderGeometry,
+    ) -> FloatTensor<Self>;
+
+    /// Random lists from `seed`, with every active site written into its own cell's slot 0.
+    fn sad_init_candidates(
+        sites: FloatTensor<Self>,
+        geometry: RenderGeometry,
+        seed: u32,
+    ) -> IntTensor<Self>;
+
+    /// The jump-flood pre-pass of render-only mode: seeds, then steps P/2 … 1.
+    fn sad_flood_candidates(sites: FloatTensor<Self>, geometry: RenderGeometry) -> IntTensor<Self>;
+
+    /// One propagation pass.
+    fn sad_candidate_pass(
+        sites: FloatTensor<Self>,
+        candidates: IntTensor<Self>,
+        hilbert_order: IntTensor<Self>,
+        hilbert_rank: IntTensor<Self>,
+        geometry: RenderGeometry,
+        pass: PassConfig,
+    ) -> IntTensor<Self>;
+}

@@ -1,0 +1,289 @@
+//! Candidate lists: which K sites each pixel blends, kept up to date as the sites move.
+
+use burn::tensor::{Int, Tensor, TensorData};
+use burn_sad_kernels::sad::K;
+
+use super::reference::exact_candidates;
+use super::{PassConfig, RenderGeometry, SiteTable};
+use crate::ssim::uses_fused_kernels;
+
+/// How each propagation pass looks for new candidates besides its neighbours' lists (the
+/// reference's `CAND_INJECT_COUNT`, `CAND_HILBERT_PROBES` and `CAND_HILBERT_WINDOW`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PropagationOptions {
+    /// Random sites tried per cell and pass.
+    pub inject: u32,
+    /// Sites tried near the cell's best site along the Hilbert curve.
+    pub hilbert_probes: u32,
+    /// How far along the curve those probes reach, in positions.
+    pub hilbert_window: u32,
+}
+
+impl Default for PropagationOptions {
+    fn default() -> Self {
+        Self {
+            inject: 4,
+            hilbert_probes: 1,
+            hilbert_window: 32,
+        }
+    }
+}
+
+/// The sites sorted along a Hilbert curve over the image: `order[r]` is the site at rank r,
+/// `rank[i]` the rank of site i.
+#[derive(Clone, Debug)]
+pub struct HilbertOrder {
+    /// Site ids by curve position.
+    pub order: Tensor<1, Int>,
+    /// Curve position by site id.
+    pub rank: Tensor<1, Int>,
+}
+
+/// Index of (x, y) along the Hilbert curve of a 2^bits square.
+fn hilbert_index(mut x: u32, mut y: u32, bits: u32) -> u64 {
+    let mask = (1u32 << bits) - 1;
+    let mut index = 0u64;
+    for i in (0..bits).rev() {
+        let rx = (x >> i) & 1;
+        let ry = (y >> i) & 1;
+        index |= u64::from((3 * rx) ^ ry) << (2 * i);
+        if ry == 0 {
+            if rx == 1 {
+                x = mask - x;
+                y = mask - y;
+            }
+            std::mem::swap(&mut x, &mut y);
+        }
+    }
+    index
+}
+
+impl HilbertOrder {
+    /// Sorts the sites of `table` (inactive ones at the clamped corner (0, 0), as the
+    /// reference) by the curve index of their pixel; ties keep site order.
+    pub fn of(
+        table: &SiteTable,
+        width: usize,
+        height: usize,
+        device: &burn::tensor::Device,
+    ) -> Self {
+        let side = width.max(height).max(2);
+        let bits = (usize::BITS - (side - 1).leading_zeros()).max(1);
+        let clamp = |v: f32, n: usize| (v as i64).clamp(0, n as i64 - 1) as u32;
+        let mut keyed: Vec<(u64, usize)> = table
+            .sites
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                (
+                    hilbert_index(clamp(s[0], width), clamp(s[1], height), bits),
+                    i,
+                )
+            })
+            .collect();
+        keyed.sort_by_key(|&(key, i)| (key, i));
+        let order: Vec<i32> = keyed.iter().map(|&(_, i)| i as i32).collect();
+        let mut rank = vec![0i32; order.len()];
+        for (r, &i) in order.iter().enumerate() {
+            rank[i as usize] = r as i32;
+        }
+        let n = order.len();
+        Self {
+            order: Tensor::from_data(TensorData::new(order, [n]), device),
+            rank: Tensor::from_data(TensorData::new(rank, [n]), device),
+        }
+    }
+}
+
+/// The jump of propagation pass `pass`: P/2, P/4, …, 1, then 1 for ever (P = the next power of
+/// two ≥ the candidate grid's longer side), as the reference schedules it.
+pub fn jump_for_pass(pass: u32, geometry: RenderGeometry) -> u32 {
+    let top = geometry.cand_w().max(geometry.cand_h()).next_power_of_two() as u32;
+    let stages = top.trailing_zeros().max(1);
+    (top >> (pass.min(stages - 1) + 1)).max(1)
+}
+
+/// Candidate lists for one image geometry: `[cells, K]` site ids (−1 = empty), best first once
+/// a propagation pass has run, plus the global pass counter that drives the jump schedule.
+#[derive(Clone, Debug)]
+pub struct Candidates {
+    ids: Tensor<2, Int>,
+    geometry: RenderGeometry,
+    passes: u32,
+}
+
+impl Candidates {
+    /// Wraps existing lists.
+    ///
+    /// # Panics
+    /// If `ids` is not `[geometry.cells(), 8]`.
+    pub fn from_ids(ids: Tensor<2, Int>, geometry: RenderGeometry) -> Self {
+        assert_eq!(ids.dims(), [geometry.cells(), K], "candidate ids shape");
+        Self {
+            ids,
+            geometry,
+            passes: 0,
+        }
+    }
+
+    /// The lists, `[cells, 8]`.
+    pub fn ids(&self) -> Tensor<2, Int> {
+        self.ids.clone()
+    }
+
+    /// The geometry they were built for.
+    pub fn geometry(&self) -> RenderGeometry {
+        self.geometry
+    }
+
+    /// Propagation passes run so far.
+    pub fn passes(&self) -> u32 {
+        self.passes
+    }
+
+    /// Exact lists computed on the host by brute force (see
+    /// [`exact_candidates`](super::exact_candidates)).
+    pub fn exact(sites: &Tensor<2>, geometry: RenderGeometry) -> Self {
+        let table = SiteTable::from_tensor(sites.clone(), geometry.width, geometry.height);
+        let ids = exact_candidates(&table.sites, geometry);
+        let ids = Tensor::from_data(TensorData::new(ids, [geometry.cells(), K]), &sites.device());
+        Self::from_ids(ids, geometry)
+    }
+
+    /// The training initialisation: hashed random ids from `seed`, with every active site
+    /// written into its own cell. Where CubeCL kernels cannot run, the exact lists.
+    pub fn random(sites: &Tensor<2>, geometry: RenderGeometry, seed: u32) -> Self {
+        if !uses_fused_kernels(&sites.device()) {
+            return Self::exact(sites, geometry);
+        }
+        Self::from_ids(dispatch::init(sites.clone(), geometry, seed), geometry)
+    }
+
+    /// The render-only initialisation: a jump flood from every site's own cell. Run at least one
+    /// propagation pass before rendering. Where CubeCL kernels cannot run, the exact lists.
+    pub fn flood(sites: &Tensor<2>, geometry: RenderGeometry) -> Self {
+        if !uses_fused_kernels(&sites.device()) {
+            return Self::exact(sites, geometry);
+        }
+        Self::from_ids(dispatch::flood(sites.clone(), geometry), geometry)
+    }
+
+    /// One propagation pass at the scheduled jump. Where CubeCL kernels cannot run, the lists
+    /// are recomputed exactly instead.
+    pub fn propagate(
+        &mut self,
+        sites: &Tensor<2>,
+        hilbert: &HilbertOrder,
+        options: PropagationOptions,
+    ) {
+        let pass = PassConfig {
+            jump: jump_for_pass(self.passes, self.geometry),
+            pass: self.passes,
+            inject: options.inject,
+            hilbert_probes: options.hilbert_probes,
+            hilbert_window: options.hilbert_window,
+        };
+        self.passes += 1;
+        if !uses_fused_kernels(&sites.device()) {
+            self.ids = Self::exact(sites, self.geometry).ids;
+            return;
+        }
+        self.ids = dispatch::pass(
+            sites.clone(),
+            self.ids.clone(),
+            hilbert,
+            self.geometry,
+            pass,
+        );
+    }
+
+    /// Lists for rendering saved sites, as the reference's render-only mode builds them: a jump
+    /// flood, then `passes` propagation passes (16 in the reference).
+    pub fn for_render(
+        sites: &Tensor<2>,
+        geometry: RenderGeometry,
+        passes: u32,
+        options: PropagationOptions,
+    ) -> Self {
+        let mut candidates = Self::flood(sites, geometry);
+        if !uses_fused_kernels(&sites.device()) {
+            candidates.passes = passes;
+            return candidates;
+        }
+        let table = SiteTable::from_tensor(sites.clone(), geometry.width, geometry.height);
+        let hilbert = HilbertOrder::of(&table, geometry.width, geometry.height, &sites.device());
+        for _ in 0..passes {
+            candidates.propagate(sites, &hilbert, options);
+        }
+        candidates
+    }
+}
+
+/// The candidate kernels through Burn's dispatch backend.
+#[cfg(feature = "cube")]
+mod dispatch {
+    use burn::backend::Dispatch;
+    use burn::tensor::{Int, Tensor};
+
+    use super::super::{PassConfig, RenderGeometry, SadBackend};
+    use super::HilbertOrder;
+
+    pub fn init(sites: Tensor<2>, geometry: RenderGeometry, seed: u32) -> Tensor<2, Int> {
+        Tensor::from_dispatch(<Dispatch as SadBackend>::sad_init_candidates(
+            sites.into_dispatch(),
+            geometry,
+            seed,
+        ))
+    }
+
+    pub fn flood(sites: Tensor<2>, geometry: RenderGeometry) -> Tensor<2, Int> {
+        Tensor::from_dispatch(<Dispatch as SadBackend>::sad_flood_candidates(
+            sites.into_dispatch(),
+            geometry,
+        ))
+    }
+
+    pub fn pass(
+        sites: Tensor<2>,
+        ids: Tensor<2, Int>,
+        hilbert: &HilbertOrder,
+        geometry: RenderGeometry,
+        pass: PassConfig,
+    ) -> Tensor<2, Int> {
+        Tensor::from_dispatch(<Dispatch as SadBackend>::sad_candidate_pass(
+            sites.into_dispatch(),
+            ids.into_dispatch(),
+            hilbert.order.clone().into_dispatch(),
+            hilbert.rank.clone().into_dispatch(),
+            geometry,
+            pass,
+        ))
+    }
+}
+
+/// Without a CubeCL runtime, `uses_fused_kernels` is always false and these are never reached.
+#[cfg(not(feature = "cube"))]
+mod dispatch {
+    use burn::tensor::{Int, Tensor};
+
+    use super::super::{PassConfig, RenderGeometry};
+    use super::HilbertOrder;
+
+    pub fn init(_: Tensor<2>, _: RenderGeometry, _: u32) -> Tensor<2, Int> {
+        unreachable!("no CubeCL runtime is compiled in")
+    }
+
+    pub fn flood(_: Tensor<2>, _: RenderGeometry) -> Tensor<2, Int> {
+        unreachable!("no CubeCL runtime is compiled in")
+    }
+
+    pub fn pass(
+        _: Tensor<2>,
+        _: Tensor<2, Int>,
+        _: &HilbertOrder,
+        _: RenderGeometry,
+        _: PassConfig,
+    ) -> Tensor<2, Int> {
+        unreachable!("no CubeCL runtime is compiled in")
+    }
+}

@@ -1,0 +1,61 @@
+//! Typed errors of the SAD ops and files.
+
+/// Why a sites file could not be read or written.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum SitesFileError {
+    /// The file could not be opened, read or written.
+    #[error("{0}")]
+    Io(String),
+    /// A line is malformed.
+    #[error("line {line}: {reason}")]
+    Line {
+        /// 1-based line number.
+        line: usize,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The file holds no site.
+    #[error("the file holds no sites")]
+    NoSites,
+}
+
+/// Why a SAD op rejected its inputs.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum SadError {
+    /// The sites tensor is not `[capacity, 10]`.
+    #[error("render: sites must be [capacity, 10], got {0:?}")]
+    SitesShape(Vec<usize>),
+    /// The candidate tensor does not match the image's candidate grid.
+    #[error("render: candidates must be [{expected}, 8] for this image size, got {got:?}")]
+    CandidatesShape {
+        /// Cells of the candidate grid.
+        expected: usize,
+        /// The shape given.
+        got: Vec<usize>,
+    },
+    /// The image size is zero, or too large for the kernels' index arithmetic.
+    #[error("render: image size must be between 1×1 and 65535×65535, got {width}×{height}")]
+    BadSize {
+        /// Requested width.
+        width: usize,
+        /// Requested height.
+        height: usize,
+    },
+    /// There are no sites, or more than the 2³¹ − 1 an i32 candidate id can name.
+    #[error("render: the site buffer must hold between 1 and 2147483647 sites, got {0}")]
+    BadCapacity(usize),
+    /// Neither the file nor the options give an image size.
+    #[error("render: the sites file has no image size; give --width and --height")]
+    NoSize,
+    /// The device failed.
+    #[error("device error: {0}")]
+    Device(String),
+    /// Sites and candidates live on different devices.
+    #[error("render: sites are on {sites} but candidates are on {candidates}")]
+    DeviceMismatch {
+        /// Device of the sites.
+        sites: String,
+        /// Device of the candidates.
+        candidates: String,
+    },
+}

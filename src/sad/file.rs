@@ -1,0 +1,219 @@
+//! The reference trainer's `*_sites.txt` format, byte-compatible in both directions.
+//!
+//! ```text
+//! # SAD Sites (position_x, position_y, color_r, color_g, color_b, log_tau, radius, aniso_dir_x, aniso_dir_y, log_aniso)
+//! # Image size: <W> <H>
+//! # Total sites: <count>
+//! <px> <py> <r> <g> <b> <log_tau> <radius> <dir_x> <dir_y> <log_aniso>
+//! ```
+//! Numbers are written like C's `%.9g` (9 significant digits, which round-trips every f32).
+//! The column order differs from the in-memory order of [`SiteTable`]. Only active sites are
+//! written.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use super::SiteTable;
+use super::error::SitesFileError;
+
+/// The first header line, naming the columns.
+pub const HEADER: &str = "# SAD Sites (position_x, position_y, color_r, color_g, color_b, log_tau, radius, aniso_dir_x, aniso_dir_y, log_aniso)";
+
+/// File column of each in-memory parameter (memory order: px, py, log τ, radius, r, g, b,
+/// dir x, dir y, log anisotropy).
+const FILE_COLUMN: [usize; 10] = [0, 1, 5, 6, 2, 3, 4, 7, 8, 9];
+
+/// Formats `value` as C's `printf("%.9g", value)`.
+pub fn format_g9(value: f32) -> String {
+    let value = f64::from(value);
+    if value == 0.0 {
+        return if value.is_sign_negative() { "-0" } else { "0" }.into();
+    }
+    // The exponent after rounding to 9 significant digits decides the style, as in C.
+    let scientific = format!("{value:.8e}");
+    let (mantissa, exponent) = scientific
+        .split_once('e')
+        .expect("`{:e}` output has an exponent");
+    let exponent: i32 = exponent.parse().expect("`{:e}` exponent is an integer");
+    if !(-4..9).contains(&exponent) {
+        let mantissa = trim_fraction(mantissa);
+        let sign = if exponent < 0 { '-' } else { '+' };
+        format!("{mantissa}e{sign}{:02}", exponent.abs())
+    } else {
+        let decimals = (8 - exponent) as usize;
+        trim_fraction(&format!("{value:.decimals$}")).to_string()
+    }
+}
+
+/// Drops trailing zeros of a fraction, and the point if nothing is left after it.
+fn trim_fraction(number: &str) -> &str {
+    if number.contains('.') {
+        number.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        number
+    }
+}
+
+/// The file text for `table`: header, then one line per active site.
+pub fn sites_to_string(table: &SiteTable) -> String {
+    let active: Vec<&[f32; 10]> = table.sites.iter().filter(|s| s[0] >= 0.0).collect();
+    let mut text = String::with_capacity(110 * active.len() + 200);
+    text.push_str(HEADER);
+    text.push('\n');
+    let _ = writeln!(text, "# Image size: {} {}", table.width, table.height);
+    let _ = writeln!(text, "# Total sites: {}", active.len());
+    for site in active {
+        let mut columns = [0f32; 10];
+        for (memory, &file) in FILE_COLUMN.iter().enumerate() {
+            columns[file] = site[memory];
+        }
+        let line: Vec<String> = columns.iter().map(|&v| format_g9(v)).collect();
+        text.push_str(&line.join(" "));
+        text.push('\n');
+    }
+    text
+}
+
+/// Writes `table` to `path` atomically (a temporary file in the same folder, then a rename).
+pub fn write_sites(path: impl AsRef<Path>, table: &SiteTable) -> Result<(), SitesFileError> {
+    crate::image::write_atomically(path.as_ref(), sites_to_string(table).as_bytes())
+        .map_err(|error| SitesFileError::Io(format!("{}: {error}", path.as_ref().display())))
+}
+
+/// Reads a sites file.
+pub fn read_sites(path: impl AsRef<Path>) -> Result<SiteTable, SitesFileError> {
+    let path = path.as_ref();
+    let text = std::fs::read_to_string(path)
+        .map_err(|error| SitesFileError::Io(format!("{}: {error}", path.display())))?;
+    parse_sites(&text)
+}
+
+/// Parses the text of a sites file.
+///
+/// Accepts what the reference writes and reads: `#` comment lines, an `Image size` header, and
+/// data lines of 10 numbers (or the legacy 7, without direction and anisotropy, which default
+/// to (1, 0) and 0). Unlike the reference, which skips lines it cannot parse, every problem is an
+/// error naming its line: a malformed header, a wrong column count, a non-number, NaN or
+/// infinity, a negative radius, or a `Total sites` count that disagrees with the data (a
+/// truncated file). A file without an `Image size` header gets size 0 × 0; the renderer then
+/// needs an explicit size.
+pub fn parse_sites(text: &str) -> Result<SiteTable, SitesFileError> {
+    let mut size: Option<(usize, usize)> = None;
+    let mut declared: Option<(usize, usize)> = None;
+    let mut sites = Vec::new();
+    for (index, raw) in text.lines().enumerate() {
+        let number = index + 1;
+        let line = raw.trim_matches([' ', '\t', '\r', '\n']);
+        if line.is_empty() {
+            continue;
+        }
+        let bad = |reason: String| SitesFileError::Line {
+            line: number,
+            reason,
+        };
+        if let Some(comment) = line.strip_prefix('#') {
+            let lower = comment.to_lowercase();
+            if lower.contains("image size") {
+                size = Some(parse_size(comment).map_err(bad)?);
+            } else if lower.contains("total sites") {
+                let count = comment
+                    .split(':')
+                    .nth(1)
+                    .and_then(|v| v.trim().parse::<usize>().ok())
+                    .ok_or_else(|| {
+                        bad("`Total sites` needs a count, as `# Total sites: 123`".into())
+                    })?;
+                declared = Some((count, number));
+            }
+            continue;
+        }
+        let values: Vec<f32> = line
+            .split_whitespace()
+            .map(|field| {
+                field
+                    .parse::<f32>()
+                    .map_err(|_| bad(format!("`{field}` is not a number")))
+            })
+            .collect::<Result<_, _>>()?;
+        let columns = match values.len() {
+            10 => values,
+            7 => [&values[..], &[1.0, 0.0, 0.0]].concat(),
+            n => return Err(bad(format!("expected 10 (or 7) values, found {n}"))),
+        };
+        if let Some(column) = columns.iter().position(|v| !v.is_finite()) {
+            return Err(bad(format!("value {} is not finite", column + 1)));
+        }
+        let mut site = [0f32; 10];
+        for (memory, &file) in FILE_COLUMN.iter().enumerate() {
+            site[memory] = columns[file];
+        }
+        if site[3] < 0.0 {
+            return Err(bad(format!("negative radius {}", site[3])));
+        }
+        sites.push(site);
+    }
+    if let Some((count, line)) = declared
+        && count != sites.len()
+    {
+        return Err(SitesFileError::Line {
+            line,
+            reason: format!(
+                "the header declares {count} sites but the file holds {}; is it truncated?",
+                sites.len()
+            ),
+        });
+    }
+    if sites.is_empty() {
+        return Err(SitesFileError::NoSites);
+    }
+    let (width, height) = size.unwrap_or((0, 0));
+    Ok(SiteTable {
+        width,
+        height,
+        sites,
+    })
+}
+
+/// `Image size: W H` → (W, H), both positive.
+fn parse_size(comment: &str) -> Result<(usize, usize), String> {
+    let fields: Vec<&str> = comment
+        .split(':')
+        .nth(1)
+        .unwrap_or("")
+        .split_whitespace()
+        .collect();
+    match fields[..] {
+        [w, h] => match (w.parse::<i64>(), h.parse::<i64>()) {
+            (Ok(w), Ok(h)) if w > 0 && h > 0 => Ok((w as usize, h as usize)),
+            (Ok(_), Ok(_)) => Err(format!("image size must be positive, got {w} {h}")),
+            _ => Err(format!("image size must be two integers, got `{w} {h}`")),
+        },
+        _ => Err("expected `# Image size: <width> <height>`".into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn g9_matches_printf() {
+        let cases: [(f32, &str); 12] = [
+            (1.0, "1"),
+            (0.0, "0"),
+            (90.342_575, "90.3425751"),
+            (2.288_913e-5, "2.28891295e-05"),
+            (-9.671_049e-5, "-9.67104861e-05"),
+            (0.999_999_94, "0.99999994"),
+            (0.0001, "0.000099999997"),
+            (123_456_790.0, "123456792"),
+            (1.0e9, "1e+09"),
+            (-0.5, "-0.5"),
+            (3.0e-40, "2.99999972e-40"),
+            (6.599_505, "6.59950495"),
+        ];
+        for (value, expected) in cases {
+            assert_eq!(format_g9(value), expected, "{value:e}");
+        }
+    }
+}

@@ -1,0 +1,151 @@
+//! The SAD ops on `Fusion<B>`, queued on the fusion stream like the SSIM ops (see
+//! `crate::fusion_op`).
+
+use burn::tensor::{DType, Shape};
+use burn_fusion::{Fusion, FusionBackend, FusionTensor};
+use burn_sad_kernels::sad::K;
+
+use super::{PassConfig, RenderGeometry, SadBackend};
+use crate::fusion_op::{Mixed, register_op};
+
+type Lazy<B> = FusionTensor<<B as FusionBackend>::FusionRuntime>;
+
+fn ids_shape(geometry: RenderGeometry) -> (Shape, DType) {
+    (Shape::new([geometry.cells(), K]), DType::I32)
+}
+
+impl<B: FusionBackend + SadBackend> SadBackend for Fusion<B> {
+    fn sad_render(sites: Lazy<B>, candidates: Lazy<B>, geometry: RenderGeometry) -> Lazy<B> {
+        let image = (
+            Shape::new([3, geometry.height, geometry.width]),
+            sites.dtype,
+        );
+        let [image] = register_op::<B, 1, 1, 1, 0>(
+            format!("burn_sad::sad_render::{geometry:?}"),
+            Mixed {
+                floats: [sites],
+                ints: [candidates],
+            },
+            Mixed {
+                floats: [image],
+                ints: [],
+            },
+            move |Mixed {
+                      floats: [sites],
+                      ints: [candidates],
+                  }| Mixed {
+                floats: [B::sad_render(sites, candidates, geometry)],
+                ints: [],
+            },
+        )
+        .floats;
+        image
+    }
+
+    fn sad_render_backward(
+        sites: Lazy<B>,
+        candidates: Lazy<B>,
+        grad_image: Lazy<B>,
+        geometry: RenderGeometry,
+    ) -> Lazy<B> {
+        let grads = (sites.shape.clone(), sites.dtype);
+        let [grads] = register_op::<B, 2, 1, 1, 0>(
+            format!("burn_sad::sad_render_backward::{geometry:?}"),
+            Mixed {
+                floats: [sites, grad_image],
+                ints: [candidates],
+            },
+            Mixed {
+                floats: [grads],
+                ints: [],
+            },
+            move |Mixed {
+                      floats: [sites, grad_image],
+                      ints: [candidates],
+                  }| Mixed {
+                floats: [B::sad_render_backward(
+                    sites, candidates, grad_image, geometry,
+                )],
+                ints: [],
+            },
+        )
+        .floats;
+        grads
+    }
+
+    fn sad_init_candidates(sites: Lazy<B>, geometry: RenderGeometry, seed: u32) -> Lazy<B> {
+        let [ids] = register_op::<B, 1, 0, 0, 1>(
+            format!("burn_sad::sad_init_candidates::{geometry:?}::{seed}"),
+            Mixed {
+                floats: [sites],
+                ints: [],
+            },
+            Mixed {
+                floats: [],
+                ints: [ids_shape(geometry)],
+            },
+            move |Mixed {
+                      floats: [sites], ..
+                  }| Mixed {
+                floats: [],
+                ints: [B::sad_init_candidates(sites, geometry, seed)],
+            },
+        )
+        .ints;
+        ids
+    }
+
+    fn sad_flood_candidates(sites: Lazy<B>, geometry: RenderGeometry) -> Lazy<B> {
+        let [ids] = register_op::<B, 1, 0, 0, 1>(
+            format!("burn_sad::sad_flood_candidates::{geometry:?}"),
+            Mixed {
+                floats: [sites],
+                ints: [],
+            },
+            Mixed {
+                floats: [],
+                ints: [ids_shape(geometry)],
+            },
+            move |Mixed {
+                      floats: [sites], ..
+                  }| Mixed {
+                floats: [],
+                ints: [B::sad_flood_candidates(sites, geometry)],
+            },
+        )
+        .ints;
+        ids
+    }
+
+    fn sad_candidate_pass(
+        sites: Lazy<B>,
+        candidates: Lazy<B>,
+        hilbert_order: Lazy<B>,
+        hilbert_rank: Lazy<B>,
+        geometry: RenderGeometry,
+        pass: PassConfig,
+    ) -> Lazy<B> {
+        let [ids] = register_op::<B, 1, 3, 0, 1>(
+            format!("burn_sad::sad_candidate_pass::{geometry:?}::{pass:?}"),
+            Mixed {
+                floats: [sites],
+                ints: [candidates, hilbert_order, hilbert_rank],
+            },
+            Mixed {
+                floats: [],
+                ints: [ids_shape(geometry)],
+            },
+            move |Mixed {
+                      floats: [sites],
+                      ints: [candidates, order, rank],
+                  }| Mixed {
+                floats: [],
+                ints: [B::sad_candidate_pass(
+                    sites, candidates, order, rank, geometry, pass,
+                )],
+            },
+        )
+        .ints;
+        ids
+    }
+}

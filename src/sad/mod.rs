@@ -1,0 +1,31 @@
+//! SAD, Soft Anisotropic Diagrams: an image as a soft, anisotropic, differentiable diagram over
+//! learnable sites. Each pixel is a softmax blend of its K = 8 candidate sites.
+//!
+//! - [`Sites`] (a Burn [`Module`](burn::module::Module)) and [`SiteTable`] (host copy) hold the
+//!   sites; [`read_sites`] / [`write_sites`] speak the reference's `*_sites.txt` format.
+//! - [`Candidates`] keeps each pixel's candidate list: random or flooded initialisation, then
+//!   propagation passes.
+//! - [`render`] is the differentiable render op, with a hand-written backward kernel.
+//! - [`render_sites`] is the reference's render-only mode.
+
+mod autodiff;
+mod backend;
+mod candidates;
+mod error;
+mod file;
+mod fusion;
+#[cfg(feature = "cube")]
+mod launch;
+mod reference;
+mod render;
+mod render_only;
+mod sites;
+
+pub use backend::{PassConfig, RenderGeometry, SadBackend};
+pub use candidates::{Candidates, HilbertOrder, PropagationOptions, jump_for_pass};
+pub use error::{SadError, SitesFileError};
+pub use file::{HEADER, format_g9, parse_sites, read_sites, sites_to_string, write_sites};
+pub use reference::{exact_candidates, ranking_key, render_reference};
+pub use render::{render, try_render};
+pub use render_only::{RenderOnlyOptions, RenderedSites, psnr, render_sites};
+pub use sites::{INACTIVE_SITE, SiteTable, Sites};

@@ -1,0 +1,128 @@
+//! Plain-tensor references: the render written with Burn tensor ops (differentiated by Burn's
+//! autodiff), and exact candidate lists by brute force on the host. The tests compare the
+//! kernels with them, and backends that cannot run CubeCL kernels use them directly.
+
+use burn::tensor::{Bool, Int, Tensor, TensorData};
+use burn_sad_kernels::sad::{K, SITE_PARAMS};
+
+use super::RenderGeometry;
+
+/// The render op with plain tensor ops: `[3, height, width]`.
+///
+/// Same definition as the kernel (integer pixel coordinates, max(W, H) normalisation, softmax
+/// over the live slots with max subtraction, black where no slot is live), except that it does
+/// not skip non-finite weights.
+pub fn render_reference(
+    sites: Tensor<2>,
+    candidates: Tensor<2, Int>,
+    geometry: RenderGeometry,
+) -> Tensor<3> {
+    let device = sites.device();
+    let capacity = sites.dims()[0];
+    let (width, height) = (geometry.width, geometry.height);
+    let pixels = width * height;
+    let mut cells = Vec::with_capacity(pixels);
+    let mut points = Vec::with_capacity(pixels * K * 2);
+    for y in 0..height {
+        for x in 0..width {
+            let cx = (x * geometry.cand_w() / width).min(geometry.cand_w() - 1);
+            let cy = (y * geometry.cand_h() / height).min(geometry.cand_h() - 1);
+            cells.push((cy * geometry.cand_w() + cx) as i32);
+            for _ in 0..K {
+                points.extend([x as f32, y as f32]);
+            }
+        }
+    }
+    let cells = Tensor::<1, Int>::from_data(TensorData::new(cells, [pixels]), &device);
+    let ids = candidates
+        .select(0, cells)
+        .reshape([pixels * K])
+        .cast(burn::tensor::DType::I32);
+    let in_range = ids
+        .clone()
+        .greater_equal_elem(0)
+        .bool_and(ids.clone().lower_elem(capacity as i32));
+    let gathered = sites.select(0, ids.clamp(0, capacity as i32 - 1));
+    let column = |i: usize| gathered.clone().narrow(1, i, 1);
+    let live: Tensor<2, Bool> = in_range
+        .reshape([pixels * K, 1])
+        .bool_and(column(0).greater_equal_elem(0.0));
+    let points = Tensor::<2>::from_data(TensorData::new(points, [pixels * K, 2]), &device);
+    let dx = points.clone().narrow(1, 0, 1) - column(0);
+    let dy = points.narrow(1, 1, 1) - column(1);
+    let diff2 = dx.clone() * dx.clone() + dy.clone() * dy.clone();
+    let proj = column(7) * dx + column(8) * dy;
+    let proj2 = proj.clone() * proj;
+    let perp2 = (diff2 - proj2.clone()).clamp_min(0.0);
+    let stretch = column(9).exp();
+    let squeeze = stretch.clone().recip();
+    let inv_scale_sq = geometry.inv_scale_sq();
+    let d2 = ((stretch * proj2 + squeeze * perp2) * inv_scale_sq).clamp_min(1e-8);
+    let score = d2.sqrt() - column(3) * inv_scale_sq.sqrt();
+    let logits = (column(2).exp().neg() * score).reshape([pixels, K]);
+    let live = live.reshape([pixels, K]);
+    let max = logits
+        .clone()
+        .mask_fill(live.clone().bool_not(), -1e30)
+        .max_dim(1);
+    let shifted = (logits - max).mask_fill(live.clone().bool_not(), -100.0);
+    let e = shifted.exp() * live.float();
+    let weights = e.clone() / e.sum_dim(1).clamp_min(1e-8);
+    let colors = gathered.narrow(1, 4, 3).reshape([pixels, K, 3]);
+    let blended: Tensor<2> = (colors * weights.unsqueeze_dim::<3>(2))
+        .sum_dim(1)
+        .reshape([pixels, 3]);
+    blended.transpose().reshape([3, height, width])
+}
+
+/// The ranking key of `site` at cell point (`qx`, `qy`), as the kernels compute it; `None` for an
+/// inactive site or a non-finite key.
+pub fn ranking_key(site: &[f32; SITE_PARAMS], qx: f32, qy: f32, inv_scale_sq: f32) -> Option<f32> {
+    if site[0] < 0.0 {
+        return None;
+    }
+    let (dx, dy) = (qx - site[0], qy - site[1]);
+    let diff2 = dx * dx + dy * dy;
+    let proj = site[7] * dx + site[8] * dy;
+    let proj2 = proj * proj;
+    let perp2 = (diff2 - proj2).max(0.0);
+    let stretch = site[9].exp();
+    let d2 = ((stretch * proj2 + perp2 / stretch) * inv_scale_sq).max(1e-8);
+    let score = d2.sqrt() - site[3] * inv_scale_sq.sqrt();
+    let key = site[2].exp().max(1e-4) * score;
+    key.is_finite().then_some(key)
+}
+
+/// The exact candidate lists: for every cell, the [`K`] active sites of smallest ranking key at
+/// the cell's point (ties by site index), `[cells · K]` ids with −1 for missing entries.
+/// O(cells · sites): the oracle the propagation is tested against, and the lists that backends
+/// without CubeCL kernels use.
+pub fn exact_candidates(sites: &[[f32; SITE_PARAMS]], geometry: RenderGeometry) -> Vec<i32> {
+    let inv_scale_sq = geometry.inv_scale_sq();
+    let ds = geometry.downscale.max(1);
+    let mut lists = Vec::with_capacity(geometry.cells() * K);
+    let mut keyed: Vec<(f32, usize)> = Vec::with_capacity(sites.len());
+    for cy in 0..geometry.cand_h() {
+        for cx in 0..geometry.cand_w() {
+            let qx = (cx * ds).min(geometry.width - 1) as f32;
+            let qy = (cy * ds).min(geometry.height - 1) as f32;
+            keyed.clear();
+            keyed.extend(
+                sites
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, s)| ranking_key(s, qx, qy, inv_scale_sq).map(|k| (k, i))),
+            );
+            let take = K.min(keyed.len());
+            if take > 0 && take < keyed.len() {
+                keyed.select_nth_unstable_by(take - 1, |a, b| {
+                    a.0.total_cmp(&b.0).then(a.1.cmp(&b.1))
+                });
+            }
+            keyed[..take].sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+            lists.extend(keyed[..take].iter().map(|&(_, i)| i as i32));
+            lists.extend(std::iter::repeat_n(-1, K - take));
+        }
+    }
+    lists
+}

@@ -1,0 +1,120 @@
+//! Render-only mode: rendering saved sites, at their own size or any other.
+
+use std::time::Instant;
+
+use burn::tensor::{Device, Tensor};
+
+use super::{Candidates, PropagationOptions, RenderGeometry, SadError, SiteTable, render};
+
+/// Options of [`render_sites`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RenderOnlyOptions {
+    /// Output width; `None` keeps the file's (or follows `height`'s scale).
+    pub width: Option<usize>,
+    /// Output height; `None` keeps the file's (or follows `width`'s scale).
+    pub height: Option<usize>,
+    /// At another size, scale radii with the image too (see [`SiteTable::scaled_to`]); off by
+    /// default, as in the reference.
+    pub scale_radius: bool,
+    /// Propagation passes after the jump flood (the reference's `--render-cand-passes`, 16).
+    pub passes: u32,
+    /// Probes of each pass.
+    pub propagation: PropagationOptions,
+}
+
+impl Default for RenderOnlyOptions {
+    fn default() -> Self {
+        Self {
+            width: None,
+            height: None,
+            scale_radius: false,
+            passes: 16,
+            propagation: PropagationOptions::default(),
+        }
+    }
+}
+
+/// A render of saved sites, with the times of its two phases (device-synchronised).
+#[derive(Debug)]
+pub struct RenderedSites {
+    /// `[3, height, width]`, not clamped.
+    pub image: Tensor<3>,
+    /// Milliseconds to build the candidate lists (flood + passes), as the reference's
+    /// `Candidate build:`.
+    pub candidate_ms: f64,
+    /// Milliseconds of the render itself, as the reference's `Render:`.
+    pub render_ms: f64,
+}
+
+impl RenderOnlyOptions {
+    /// The output size for `table`: the requested one, with a missing side scaled like the
+    /// given one, or the file's size.
+    pub fn size_for(&self, table: &SiteTable) -> Result<(usize, usize), SadError> {
+        let (w, h) = (table.width, table.height);
+        let size = match (self.width, self.height) {
+            (Some(width), Some(height)) => (width, height),
+            (Some(width), None) if w > 0 => (width, (h * width).div_ceil(w).max(1)),
+            (None, Some(height)) if h > 0 => ((w * height).div_ceil(h).max(1), height),
+            (None, None) if w > 0 => (w, h),
+            _ => return Err(SadError::NoSize),
+        };
+        if size.0 == 0 || size.1 == 0 || size.0 > 65_535 || size.1 > 65_535 {
+            return Err(SadError::BadSize {
+                width: size.0,
+                height: size.1,
+            });
+        }
+        Ok(size)
+    }
+}
+
+/// Renders `table` on `device`: at its own size, or at another with positions scaled by
+/// (W′/W, H′/H) (see [`SiteTable::scaled_to`]). The candidate lists are built as the reference
+/// builds them in render-only mode: a jump flood, then `options.passes` propagation passes.
+pub fn render_sites(
+    table: &SiteTable,
+    options: &RenderOnlyOptions,
+    device: &Device,
+) -> Result<RenderedSites, SadError> {
+    let (width, height) = options.size_for(table)?;
+    let table = table.scaled_to(width, height, options.scale_radius);
+    let capacity = table.sites.len();
+    if capacity == 0 || capacity > i32::MAX as usize {
+        return Err(SadError::BadCapacity(capacity));
+    }
+    let sites = table.to_tensor(capacity, device);
+    let geometry = RenderGeometry::new(width, height);
+    let sync = || {
+        device
+            .sync()
+            .map_err(|e| SadError::Device(format!("{e:?}")))
+    };
+    sync()?;
+    let start = Instant::now();
+    let candidates = Candidates::for_render(&sites, geometry, options.passes, options.propagation);
+    sync()?;
+    let candidate_ms = start.elapsed().as_secs_f64() * 1e3;
+    let start = Instant::now();
+    let image = render(sites, &candidates, [height, width]);
+    sync()?;
+    let render_ms = start.elapsed().as_secs_f64() * 1e3;
+    Ok(RenderedSites {
+        image,
+        candidate_ms,
+        render_ms,
+    })
+}
+
+/// PSNR in dB of `image` against `target` (both in [0, 1], same shape), over every pixel and
+/// channel: 20·log10(1 / √MSE), or 100 for identical images (as the reference prints it).
+pub fn psnr<const D: usize>(image: Tensor<D>, target: Tensor<D>) -> f64 {
+    let mse = (image - target)
+        .powf_scalar(2.0)
+        .mean()
+        .into_scalar::<f32>() as f64;
+    if mse <= 0.0 {
+        100.0
+    } else {
+        20.0 * (1.0 / mse.sqrt()).log10()
+    }
+}

@@ -1,0 +1,384 @@
+//! The SAD render op against its plain-tensor reference (forward and all 10 gradients), finite
+//! differences, candidate lists against brute force, sites files written by the reference
+//! trainer, and bad files. Run on the device of `$BURN_SAD_DEVICE`.
+
+mod common;
+
+use burn::tensor::{Device, Distribution, Int, Tensor, TensorData};
+use burn_sad::image::load_rgb;
+use burn_sad::sad::{
+    Candidates, HilbertOrder, PropagationOptions, RenderGeometry, RenderOnlyOptions, SadError,
+    SiteTable, SitesFileError, exact_candidates, parse_sites, psnr, read_sites, render,
+    render_reference, render_sites, sites_to_string, try_render,
+};
+use burn_sad::ssim::uses_fused_kernels;
+use common::{assert_close, device, values};
+
+const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/sad");
+
+/// `count` random live sites over a `width × height` image, plus `dead` inactive slots spread
+/// among them; parameters in the ranges training produces.
+fn random_sites(count: usize, dead: usize, width: usize, height: usize, seed: u64) -> SiteTable {
+    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state >> 40) as f32 / (1u64 << 24) as f32
+    };
+    let mut sites = Vec::new();
+    for i in 0..count + dead {
+        if i % 7 == 3 && sites.len() < count + dead && i / 7 < dead {
+            sites.push([-1.0, -1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0]);
+            continue;
+        }
+        let angle = next() * std::f32::consts::TAU;
+        sites.push([
+            next() * (width - 1) as f32,
+            next() * (height - 1) as f32,
+            4.0 + 2.5 * next(),
+            1.0 + 4.0 * next(),
+            next(),
+            next(),
+            next(),
+            angle.cos(),
+            angle.sin(),
+            2.0 * next() - 1.0,
+        ]);
+    }
+    SiteTable {
+        width,
+        height,
+        sites,
+    }
+}
+
+fn geometry(table: &SiteTable) -> RenderGeometry {
+    RenderGeometry::new(table.width, table.height)
+}
+
+fn exact(table: &SiteTable, device: &Device) -> Candidates {
+    let geometry = geometry(table);
+    let ids = exact_candidates(&table.sites, geometry);
+    Candidates::from_ids(
+        Tensor::from_data(TensorData::new(ids, [geometry.cells(), 8]), device),
+        geometry,
+    )
+}
+
+/// Value of Σ upstream·image and the gradient with respect to the sites, through `op`.
+fn image_and_grad(
+    op: impl Fn(Tensor<2>) -> Tensor<3>,
+    sites: &Tensor<2>,
+    upstream: &Tensor<3>,
+) -> (Vec<f32>, Vec<f32>) {
+    let device = sites.device().autodiff();
+    let tracked = Tensor::<2>::from_data(sites.to_data(), &device).require_grad();
+    let upstream = Tensor::<3>::from_data(upstream.to_data(), &device);
+    let image = op(tracked.clone());
+    let grads = (image.clone() * upstream).sum().backward();
+    let grad = tracked.grad(&grads).expect("sites gradient");
+    (values(image), values(grad.inner()))
+}
+
+fn check_against_reference(table: &SiteTable, candidates: &Candidates, what: &str) {
+    let device = device();
+    let geometry = geometry(table);
+    let sites = table.to_tensor(table.sites.len(), &device);
+    let upstream = Tensor::<3>::random(
+        [3, table.height, table.width],
+        Distribution::Uniform(-1.0, 1.0),
+        &device,
+    );
+    let size = [table.height, table.width];
+    let (fused_image, fused_grad) =
+        image_and_grad(|s| render(s, candidates, size), &sites, &upstream);
+    let ids = candidates.ids();
+    let (ref_image, ref_grad) = image_and_grad(
+        |s| {
+            let ids = Tensor::from_data(ids.to_data(), &s.device());
+            render_reference(s, ids, geometry)
+        },
+        &sites,
+        &upstream,
+    );
+    assert_close(
+        &fused_image,
+        &ref_image,
+        1e-5,
+        1e-4,
+        &format!("{what} image"),
+    );
+    // Per parameter, relative to that parameter's largest gradient.
+    for p in 0..10 {
+        let column = |g: &[f32]| g.iter().skip(p).step_by(10).copied().collect::<Vec<_>>();
+        let (fused, reference) = (column(&fused_grad), column(&ref_grad));
+        let scale = reference.iter().fold(0f32, |m, g| m.max(g.abs()));
+        assert!(
+            scale > 0.0,
+            "{what}: parameter {p} has an all-zero gradient"
+        );
+        assert_close(
+            &fused,
+            &reference,
+            2e-4 * scale,
+            2e-3,
+            &format!("{what} d/dparam{p}"),
+        );
+    }
+    // Inactive slots get exactly zero gradient.
+    for (i, site) in table.sites.iter().enumerate() {
+        if site[0] < 0.0 {
+            assert!(fused_grad[i * 10..i * 10 + 10].iter().all(|&g| g == 0.0));
+        }
+    }
+}
+
+#[test]
+fn render_matches_reference_with_exact_lists() {
+    let device = device();
+    for (count, dead, width, height, seed) in [(60, 5, 37, 29, 1), (300, 20, 53, 41, 2)] {
+        let table = random_sites(count, dead, width, height, seed);
+        let candidates = exact(&table, &device);
+        check_against_reference(&table, &candidates, &format!("{width}x{height} exact"));
+    }
+}
+
+#[test]
+fn render_matches_reference_with_raw_random_lists() {
+    // The training initialisation holds duplicates and pruned ids: each slot counts on its own.
+    let device = device();
+    let table = random_sites(90, 10, 31, 23, 3);
+    let sites = table.to_tensor(table.sites.len(), &device);
+    let candidates = Candidates::random(&sites, geometry(&table), 0);
+    check_against_reference(&table, &candidates, "31x23 random");
+}
+
+#[test]
+fn gradients_match_finite_differences() {
+    let device = device();
+    let table = random_sites(40, 0, 21, 17, 4);
+    let candidates = exact(&table, &device);
+    let sites = table.to_tensor(40, &device);
+    let upstream = Tensor::<3>::random([3, 17, 21], Distribution::Uniform(-1.0, 1.0), &device);
+    let (_, grad) = image_and_grad(|s| render(s, &candidates, [17, 21]), &sites, &upstream);
+    let base = values(sites.clone());
+    let loss = |v: &[f32]| -> f64 {
+        let s = Tensor::<2>::from_data(TensorData::new(v.to_vec(), [40, 10]), &device);
+        let image = render(s, &candidates, [17, 21]);
+        values((image * upstream.clone()).sum())[0] as f64
+    };
+    for site in [0, 7, 19, 33] {
+        for (p, eps) in [
+            (0, 1e-2),
+            (1, 1e-2),
+            (2, 1e-3),
+            (3, 1e-2),
+            (4, 1e-2),
+            (6, 1e-2),
+            (7, 1e-3),
+            (8, 1e-3),
+            (9, 1e-3),
+        ] {
+            let index = site * 10 + p;
+            let (mut plus, mut minus) = (base.clone(), base.clone());
+            plus[index] += eps;
+            minus[index] -= eps;
+            let numeric = (loss(&plus) - loss(&minus)) / (2.0 * eps as f64);
+            let analytic = grad[index] as f64;
+            assert!(
+                (numeric - analytic).abs() <= 2e-3 + 2e-2 * analytic.abs(),
+                "site {site} parameter {p}: finite difference {numeric}, analytic {analytic}"
+            );
+        }
+    }
+}
+
+/// Fraction of cells whose list holds exactly the brute-force top 8 (as sets).
+fn exact_fraction(candidates: &Candidates, table: &SiteTable) -> f64 {
+    let got = values_int(candidates.ids());
+    let want = exact_candidates(&table.sites, geometry(table));
+    let cells = want.len() / 8;
+    let matching = (0..cells)
+        .filter(|c| {
+            let mut a = got[c * 8..c * 8 + 8].to_vec();
+            let mut b = want[c * 8..c * 8 + 8].to_vec();
+            a.sort();
+            b.sort();
+            a == b
+        })
+        .count();
+    matching as f64 / cells as f64
+}
+
+fn values_int(tensor: Tensor<2, Int>) -> Vec<i32> {
+    tensor
+        .try_to_vec_as::<i64>()
+        .expect("readable ids")
+        .into_iter()
+        .map(|v| v as i32)
+        .collect()
+}
+
+#[test]
+fn propagation_finds_the_true_top_8() {
+    let device = device();
+    if !uses_fused_kernels(&device) {
+        return; // Without CubeCL kernels the lists are the exact ones by construction.
+    }
+    let table = random_sites(700, 30, 67, 45, 5);
+    let sites = table.to_tensor(table.sites.len(), &device);
+    let geometry = geometry(&table);
+    // Render-only: flood, then the reference's 16 passes.
+    let flooded = Candidates::for_render(&sites, geometry, 16, PropagationOptions::default());
+    let fraction = exact_fraction(&flooded, &table);
+    assert!(fraction >= 0.99, "flood + 16 passes: {fraction}");
+    // Training: random lists, then passes.
+    let hilbert = HilbertOrder::of(&table, 67, 45, &device);
+    let mut candidates = Candidates::random(&sites, geometry, 0);
+    for _ in 0..24 {
+        candidates.propagate(&sites, &hilbert, PropagationOptions::default());
+    }
+    let fraction = exact_fraction(&candidates, &table);
+    assert!(fraction >= 0.99, "random + 24 passes: {fraction}");
+}
+
+#[test]
+fn reference_sites_files_render_like_the_reference() {
+    let device = device();
+    // The reference's render-only mode printed these (see tests/data/sad/README.md).
+    for (name, reference_psnr) in [("astro128", 34.09), ("cat160x96", 42.09)] {
+        let table = read_sites(format!("{DATA}/{name}_sites.txt")).unwrap();
+        let rendered = render_sites(&table, &RenderOnlyOptions::default(), &device).unwrap();
+        let target = load_rgb(format!("{DATA}/{name}.png"), &device).unwrap();
+        let [_, c, h, w] = target.dims();
+        let ours = psnr(rendered.image, target.reshape([c, h, w]));
+        // The reference prints two decimals.
+        assert!(
+            (ours - reference_psnr).abs() <= 0.05 + 0.005,
+            "{name}: {ours:.3} dB vs the reference's {reference_psnr} dB"
+        );
+    }
+}
+
+#[test]
+fn rendering_at_another_size_scales_positions() {
+    let device = device();
+    let table = read_sites(format!("{DATA}/astro128_sites.txt")).unwrap();
+    let target = load_rgb(format!("{DATA}/astro128.png"), &device).unwrap();
+    // Every other pixel of a 2× render samples the points the 128² render samples.
+    let subsampled = |scale_radius: bool| {
+        let options = RenderOnlyOptions {
+            width: Some(256),
+            scale_radius,
+            ..RenderOnlyOptions::default()
+        };
+        let image = render_sites(&table, &options, &device).unwrap().image;
+        assert_eq!(image.dims(), [3, 256, 256]);
+        let rows = Tensor::<1, Int>::arange_step(0..256, 2, &device);
+        let image = image.select(1, rows.clone()).select(2, rows);
+        psnr(image.unsqueeze::<4>(), target.clone())
+    };
+    // Positions only, as the reference: radii shrink relative to the image, cells change.
+    let positions_only = subsampled(false);
+    assert!(positions_only > 20.0, "{positions_only}");
+    // Radii too: the same diagram, so close to the native render's 34.09 dB.
+    let uniform = subsampled(true);
+    assert!(uniform > 33.0 && uniform > positions_only, "{uniform}");
+}
+
+#[test]
+fn sites_files_round_trip_byte_for_byte() {
+    for name in ["astro128", "cat160x96"] {
+        let text = std::fs::read_to_string(format!("{DATA}/{name}_sites.txt")).unwrap();
+        let table = parse_sites(&text).unwrap();
+        assert_eq!(
+            sites_to_string(&table),
+            text,
+            "{name}: written differs from read"
+        );
+        assert_eq!(parse_sites(&sites_to_string(&table)).unwrap(), table);
+    }
+    // Random values, including tiny and negative ones, survive exactly.
+    let table = random_sites(50, 3, 99, 77, 6);
+    let mut live = table.clone();
+    live.sites.retain(|s| s[0] >= 0.0);
+    live.sites[0][9] = -3.1e-7;
+    live.sites[1][2] = 1.0e10;
+    assert_eq!(parse_sites(&sites_to_string(&live)).unwrap(), live);
+    // Writing skips inactive slots.
+    assert_eq!(
+        parse_sites(&sites_to_string(&table)).unwrap().sites.len(),
+        50
+    );
+}
+
+#[test]
+fn bad_sites_files_name_the_line() {
+    let header = "# SAD Sites (position_x, ...)\n# Image size: 8 8\n";
+    let good = "1 2 0.5 0.5 0.5 5 3 1 0 0\n";
+    let cases: [(String, usize, &str); 7] = [
+        (format!("{header}{good}1 2 3\n"), 4, "expected 10"),
+        (
+            format!("{header}{good}1 2 0.5 0.5 0.5 NaN 3 1 0 0\n"),
+            4,
+            "not finite",
+        ),
+        (
+            format!("{header}1 2 0.5 0.5 0.5 5 -3 1 0 0\n"),
+            3,
+            "negative radius",
+        ),
+        (
+            format!("{header}1 2 0.5 x 0.5 5 3 1 0 0\n"),
+            3,
+            "not a number",
+        ),
+        (format!("# Image size: 8 -8\n{good}"), 1, "positive"),
+        (format!("# Image size: 8\n{good}"), 1, "Image size"),
+        (format!("{header}# Total sites: 2\n{good}"), 3, "truncated"),
+    ];
+    for (text, line, fragment) in cases {
+        match parse_sites(&text) {
+            Err(SitesFileError::Line { line: got, reason }) => {
+                assert_eq!(got, line, "{text:?}: {reason}");
+                assert!(reason.contains(fragment), "{reason} lacks {fragment}");
+            }
+            other => panic!("{text:?}: expected a line error, got {other:?}"),
+        }
+    }
+    assert_eq!(parse_sites(header), Err(SitesFileError::NoSites));
+    // The legacy 7-column form loads with direction (1, 0) and no anisotropy.
+    let legacy = parse_sites(&format!("{header}1 2 0.5 0.5 0.5 5 3\n")).unwrap();
+    assert_eq!(legacy.sites[0][7..], [1.0, 0.0, 0.0]);
+    assert!(matches!(
+        read_sites("/nonexistent/x_sites.txt"),
+        Err(SitesFileError::Io(_))
+    ));
+}
+
+#[test]
+fn bad_render_inputs_are_rejected() {
+    let device = device();
+    let table = random_sites(10, 0, 12, 10, 7);
+    let sites = table.to_tensor(10, &device);
+    let candidates = exact(&table, &device);
+    assert!(matches!(
+        try_render(sites.clone(), &candidates, [10, 13]),
+        Err(SadError::CandidatesShape { .. })
+    ));
+    assert!(matches!(
+        try_render(sites.clone().narrow(1, 0, 9), &candidates, [10, 12]),
+        Err(SadError::SitesShape(_))
+    ));
+    let no_size = SiteTable {
+        width: 0,
+        height: 0,
+        sites: table.sites.clone(),
+    };
+    assert_eq!(
+        render_sites(&no_size, &RenderOnlyOptions::default(), &device).unwrap_err(),
+        SadError::NoSize
+    );
+    assert!(try_render(sites, &candidates, [10, 12]).is_ok());
+}
