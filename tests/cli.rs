@@ -109,3 +109,101 @@ fn ssim_errors_are_one_line() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn render_writes_the_png_and_prints_psnr_last() {
+    let dir = std::env::temp_dir().join(format!("sad-cli-render-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out_png = dir.join("astro128.png");
+    let sites = format!("{DATA}/sad/astro128_sites.txt");
+    let target = format!("{DATA}/sad/astro128.png");
+    let out = sad(&[
+        "render",
+        &sites,
+        "-o",
+        out_png.to_str().unwrap(),
+        "--target",
+        &target,
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let last = last_line(&out.stdout);
+    let value: f64 = last
+        .strip_prefix("PSNR: ")
+        .and_then(|v| v.strip_suffix(" dB"))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("last line `{last}`"));
+    // The reference's own render of this file: 34.09 dB.
+    assert!((value - 34.09).abs() <= 0.055, "{value}");
+    let written = image::open(&out_png).unwrap();
+    assert_eq!((written.width(), written.height()), (128, 128));
+
+    // At another size: the PNG follows, and a target of the old size is refused up front.
+    let wide = dir.join("wide.png");
+    let out = sad(&[
+        "render",
+        &sites,
+        "-o",
+        wide.to_str().unwrap(),
+        "--width",
+        "192",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let written = image::open(&wide).unwrap();
+    assert_eq!((written.width(), written.height()), (192, 192));
+    let refused = dir.join("refused.png");
+    let out = sad(&[
+        "render",
+        &sites,
+        "-o",
+        refused.to_str().unwrap(),
+        "--width",
+        "192",
+        "--target",
+        &target,
+    ]);
+    assert!(!out.status.success());
+    assert!(last_line(&out.stderr).contains("same size"));
+    assert!(!refused.exists(), "no output on error");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn render_rejects_bad_files_in_one_line() {
+    let dir = std::env::temp_dir().join(format!("sad-cli-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("bad_sites.txt");
+    std::fs::write(&bad, "# Image size: 8 8\n1 2 0.5 0.5 0.5 5 3 1 0\n").unwrap();
+    let out_png = dir.join("out.png");
+    let out = sad(&[
+        "render",
+        bad.to_str().unwrap(),
+        "-o",
+        out_png.to_str().unwrap(),
+    ]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error")).collect();
+    assert_eq!(errors.len(), 1, "{stderr}");
+    assert!(
+        errors[0].contains("line 2") && errors[0].contains("found 9"),
+        "{stderr}"
+    );
+    assert!(!out_png.exists());
+    let out = sad(&[
+        "render",
+        "/nonexistent/x_sites.txt",
+        "-o",
+        out_png.to_str().unwrap(),
+    ]);
+    assert!(!out.status.success());
+    assert!(last_line(&out.stderr).starts_with("error: /nonexistent/x_sites.txt"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -27,5 +27,7 @@ pub use error::{SadError, SitesFileError};
 pub use file::{HEADER, format_g9, parse_sites, read_sites, sites_to_string, write_sites};
 pub use reference::{exact_candidates, ranking_key, render_reference};
 pub use render::{render, try_render};
-pub use render_only::{RenderOnlyOptions, RenderedSites, psnr, render_sites};
+pub use render_only::{
+    RenderOnlyOptions, RenderedSites, psnr, render_sites, render_sites_with_progress,
+};
 pub use sites::{INACTIVE_SITE, SiteTable, Sites};

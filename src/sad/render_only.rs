@@ -4,7 +4,9 @@ use std::time::Instant;
 
 use burn::tensor::{Device, Tensor};
 
-use super::{Candidates, PropagationOptions, RenderGeometry, SadError, SiteTable, render};
+use super::{
+    Candidates, HilbertOrder, PropagationOptions, RenderGeometry, SadError, SiteTable, render,
+};
 
 /// Options of [`render_sites`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -76,6 +78,18 @@ pub fn render_sites(
     options: &RenderOnlyOptions,
     device: &Device,
 ) -> Result<RenderedSites, SadError> {
+    render_sites_with_progress(table, options, device, None)
+}
+
+/// [`render_sites`] that reports progress: `progress(done, total)` after the flood, after each
+/// propagation pass and after the render (`total = passes + 2`). With a callback, the device is
+/// synchronised after every step so the report is true, which adds a little to the times.
+pub fn render_sites_with_progress(
+    table: &SiteTable,
+    options: &RenderOnlyOptions,
+    device: &Device,
+    mut progress: Option<&mut dyn FnMut(u32, u32)>,
+) -> Result<RenderedSites, SadError> {
     let (width, height) = options.size_for(table)?;
     let table = table.scaled_to(width, height, options.scale_radius);
     let capacity = table.sites.len();
@@ -89,15 +103,35 @@ pub fn render_sites(
             .sync()
             .map_err(|e| SadError::Device(format!("{e:?}")))
     };
+    let total = options.passes + 2;
+    let mut report = |done: u32| -> Result<(), SadError> {
+        if let Some(progress) = progress.as_mut() {
+            sync()?;
+            progress(done, total);
+        }
+        Ok(())
+    };
+    // Built outside the timed region, as in the reference.
+    let hilbert = HilbertOrder::of(&table, width, height, device);
     sync()?;
     let start = Instant::now();
-    let candidates = Candidates::for_render(&sites, geometry, options.passes, options.propagation);
+    let mut candidates = Candidates::flood(&sites, geometry);
+    report(1)?;
+    // Without CubeCL kernels the flood already gave the exact lists; passes cannot improve them.
+    let exact = !crate::ssim::uses_fused_kernels(device);
+    for pass in 0..options.passes {
+        if !exact {
+            candidates.propagate(&sites, &hilbert, options.propagation);
+        }
+        report(pass + 2)?;
+    }
     sync()?;
     let candidate_ms = start.elapsed().as_secs_f64() * 1e3;
     let start = Instant::now();
     let image = render(sites, &candidates, [height, width]);
     sync()?;
     let render_ms = start.elapsed().as_secs_f64() * 1e3;
+    report(total)?;
     Ok(RenderedSites {
         image,
         candidate_ms,

@@ -195,30 +195,30 @@ pub fn jfa_flood_kernel<F: Float>(
     }
     let read = read_half as usize * 4;
     let step = step as i32;
-    #[unroll]
-    for dy in 0..3 {
-        #[unroll]
-        for dx in 0..3 {
-            let sx = i32::clamp(cx as i32 + (dx as i32 - 1) * step, 0, cand_w as i32 - 1);
-            let sy = i32::clamp(cy as i32 + (dy as i32 - 1) * step, 0, cand_h as i32 - 1);
-            let neighbour = (sy as usize * cand_w + sx as usize) * K + read;
-            #[unroll]
-            for i in 0..4 {
-                let id = candidates[neighbour + i];
-                insert_sorted::<F>(
-                    &mut ids,
-                    &mut keys,
-                    &mut filled,
-                    sites,
-                    id,
-                    site_count,
-                    qx,
-                    qy,
-                    inv_scale_sq,
-                    4usize,
-                );
-            }
+    // Runtime loops, for the same compile-time reason as in the propagation pass.
+    let mut sample = 0i32;
+    while sample < 9 {
+        let sx = i32::clamp(cx as i32 + (sample % 3 - 1) * step, 0, cand_w as i32 - 1);
+        let sy = i32::clamp(cy as i32 + (sample / 3 - 1) * step, 0, cand_h as i32 - 1);
+        let list = (sy as usize * cand_w + sx as usize) * K + read;
+        let mut i = 0usize;
+        while i < 4 {
+            let id = candidates[list + i];
+            insert_sorted::<F>(
+                &mut ids,
+                &mut keys,
+                &mut filled,
+                sites,
+                id,
+                site_count,
+                qx,
+                qy,
+                inv_scale_sq,
+                4usize,
+            );
+            i += 1;
         }
+        sample += 1;
     }
     let write = (cy * cand_w + cx) * K + 4 - read;
     #[unroll]
@@ -275,40 +275,29 @@ pub fn candidate_pass_kernel<F: Float>(
         keys[i] = F::new(0.0);
         filled[i] = false;
     }
+    // Own list first, then the neighbours at (−J, 0), (+J, 0), (0, −J), (0, +J). Runtime loops:
+    // unrolled, the 40 insertions make a shader that takes seconds to compile.
     let cell = cy * cand_w + cx;
-    #[unroll]
-    for i in 0..K {
-        let id = input[cell * K + i];
-        insert_sorted::<F>(
-            &mut ids,
-            &mut keys,
-            &mut filled,
-            sites,
-            id,
-            site_count,
-            qx,
-            qy,
-            inv_scale_sq,
-            K,
-        );
-    }
     let jump = jump as i32;
-    #[unroll]
-    for n in 0..4 {
-        // (−J, 0), (+J, 0), (0, −J), (0, +J).
-        let along_x = comptime![n < 2];
-        let sign = comptime![if n % 2 == 0 { -1i32 } else { 1i32 }];
+    let mut source = 0u32;
+    while source < 5 {
         let mut sx = cx as i32;
         let mut sy = cy as i32;
-        if comptime![along_x] {
-            sx = i32::clamp(sx + sign * jump, 0, cand_w as i32 - 1);
-        } else {
-            sy = i32::clamp(sy + sign * jump, 0, cand_h as i32 - 1);
+        if source == 1 {
+            sx -= jump;
+        } else if source == 2 {
+            sx += jump;
+        } else if source == 3 {
+            sy -= jump;
+        } else if source == 4 {
+            sy += jump;
         }
-        let neighbour = (sy as usize * cand_w + sx as usize) * K;
-        #[unroll]
-        for i in 0..K {
-            let id = input[neighbour + i];
+        sx = i32::clamp(sx, 0, cand_w as i32 - 1);
+        sy = i32::clamp(sy, 0, cand_h as i32 - 1);
+        let list = (sy as usize * cand_w + sx as usize) * K;
+        let mut i = 0usize;
+        while i < K {
+            let id = input[list + i];
             insert_sorted::<F>(
                 &mut ids,
                 &mut keys,
@@ -321,7 +310,9 @@ pub fn candidate_pass_kernel<F: Float>(
                 inv_scale_sq,
                 K,
             );
+            i += 1;
         }
+        source += 1;
     }
 
     let cx32 = cx as u32;
