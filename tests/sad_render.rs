@@ -382,3 +382,50 @@ fn bad_render_inputs_are_rejected() {
     );
     assert!(try_render(sites, &candidates, [10, 12]).is_ok());
 }
+
+#[test]
+fn sites_module_trains_with_a_stock_burn_optimizer() {
+    use burn::module::Module;
+    use burn::optim::{AdamConfig, GradientsParams, Optimizer};
+    use burn_sad::sad::Sites;
+
+    let device = device().autodiff();
+    let target_table = read_sites(format!("{DATA}/astro128_sites.txt")).unwrap();
+    let target = load_rgb(format!("{DATA}/astro128.png"), &device).unwrap();
+    let target = target.reshape([3, 128, 128]);
+    // Start from the fitted sites with their colours washed out, plus 16 spare slots.
+    let mut start = target_table.clone();
+    for site in &mut start.sites {
+        site[4..7].copy_from_slice(&[0.5, 0.5, 0.5]);
+    }
+    let capacity = start.sites.len() + 16;
+    let mut sites = Sites::from_table(&start, capacity, &device);
+    assert_eq!(sites.capacity(), capacity);
+    assert_eq!(sites.num_params(), capacity * 10);
+    let round_trip = sites.to_table(128, 128);
+    assert_eq!(round_trip.sites[..start.sites.len()], start.sites[..]);
+    assert_eq!(round_trip.active(), start.sites.len());
+
+    let geometry = RenderGeometry::new(128, 128);
+    let candidates = Candidates::exact(&sites.packed(), geometry);
+    let mut optimizer = AdamConfig::new().init();
+    let mut first = None;
+    let mut last = 0.0;
+    for _ in 0..15 {
+        let image = render(sites.packed(), &candidates, [128, 128]);
+        let loss = (image - target.clone()).powf_scalar(2.0).mean();
+        last = values(loss.clone())[0];
+        first.get_or_insert(last);
+        let grads = GradientsParams::from_grads(loss.backward(), &sites);
+        sites = optimizer.step(0.02, sites, grads);
+    }
+    let first = first.unwrap();
+    assert!(last < 0.5 * first, "MSE {first} → {last}");
+    // The spare slots stay inactive and untouched.
+    let table = sites.to_table(128, 128);
+    assert!(
+        table.sites[start.sites.len()..]
+            .iter()
+            .all(|s| s == &burn_sad::sad::INACTIVE_SITE)
+    );
+}
