@@ -53,31 +53,66 @@ fn ranking_key<F: Float>(
     key
 }
 
-/// Inserts `id` into the sorted list `ids`/`keys` of length `len` (best first), unless it is
-/// already there or ranks worse than every entry of a full list. Ties go after equal keys.
+/// A list of the best candidates found so far at one cell point, best first.
+#[derive(CubeType)]
+struct Ranked<F: Float> {
+    ids: Array<i32>,
+    keys: Array<F>,
+    filled: Array<bool>,
+    /// The point the keys are measured at.
+    qx: F,
+    qy: F,
+}
+
+/// An empty list of `len` entries for the point of cell (`cx`, `cy`): its top-left pixel, clamped
+/// to the image, as the reference ranks it.
 #[cube]
-#[allow(clippy::too_many_arguments)]
+fn empty_ranked<F: Float>(
+    cx: usize,
+    cy: usize,
+    downscale: usize,
+    width: usize,
+    height: usize,
+    #[comptime] len: usize,
+) -> Ranked<F> {
+    let mut ids = Array::<i32>::new(len);
+    let mut keys = Array::<F>::new(len);
+    let mut filled = Array::<bool>::new(len);
+    #[unroll]
+    for i in 0..len {
+        ids[i] = EMPTY;
+        keys[i] = F::new(0.0);
+        filled[i] = false;
+    }
+    Ranked::<F> {
+        ids,
+        keys,
+        filled,
+        qx: F::cast_from(usize::min(cx * downscale, width - 1)),
+        qy: F::cast_from(usize::min(cy * downscale, height - 1)),
+    }
+}
+
+/// Inserts `id` into `list` (length `len`), unless it is already there, is not a live site, or
+/// ranks worse than every entry of a full list. Ties go after equal keys.
+#[cube]
 fn insert_sorted<F: Float>(
-    ids: &mut Array<i32>,
-    keys: &mut Array<F>,
-    filled: &mut Array<bool>,
+    list: &mut Ranked<F>,
     sites: &Tensor<F>,
     id: i32,
     site_count: usize,
-    qx: F,
-    qy: F,
     inv_scale_sq: F,
     #[comptime] len: usize,
 ) {
     let mut seen = false;
     #[unroll]
     for i in 0..len {
-        if filled[i] && ids[i] == id {
+        if list.filled[i] && list.ids[i] == id {
             seen = true;
         }
     }
     if !seen {
-        let key = ranking_key::<F>(sites, id, site_count, qx, qy, inv_scale_sq);
+        let key = ranking_key::<F>(sites, id, site_count, list.qx, list.qy, inv_scale_sq);
         if key.valid {
             let mut carry_id = id;
             let mut carry_key = key.value;
@@ -85,11 +120,11 @@ fn insert_sorted<F: Float>(
             let mut shifting = false;
             #[unroll]
             for i in 0..len {
-                if carry_filled && (shifting || !filled[i] || carry_key < keys[i]) {
-                    let (old_id, old_key, old_filled) = (ids[i], keys[i], filled[i]);
-                    ids[i] = carry_id;
-                    keys[i] = carry_key;
-                    filled[i] = true;
+                if carry_filled && (shifting || !list.filled[i] || carry_key < list.keys[i]) {
+                    let (old_id, old_key, old_filled) = (list.ids[i], list.keys[i], list.filled[i]);
+                    list.ids[i] = carry_id;
+                    list.keys[i] = carry_key;
+                    list.filled[i] = true;
                     carry_id = old_id;
                     carry_key = old_key;
                     carry_filled = old_filled;
@@ -181,18 +216,8 @@ pub fn jfa_flood_kernel<F: Float>(
     if cx >= cand_w || cy >= cand_h {
         terminate!();
     }
-    let qx = F::cast_from(usize::min(cx * downscale, width - 1));
-    let qy = F::cast_from(usize::min(cy * downscale, height - 1));
     let inv_scale_sq = F::cast_from(inv_scale_sq);
-    let mut ids = Array::<i32>::new(4usize);
-    let mut keys = Array::<F>::new(4usize);
-    let mut filled = Array::<bool>::new(4usize);
-    #[unroll]
-    for i in 0..4 {
-        ids[i] = EMPTY;
-        keys[i] = F::new(0.0);
-        filled[i] = false;
-    }
+    let mut list = empty_ranked::<F>(cx, cy, downscale, width, height, 4usize);
     let read = read_half as usize * 4;
     let step = step as i32;
     // Runtime loops, for the same compile-time reason as in the propagation pass.
@@ -200,22 +225,11 @@ pub fn jfa_flood_kernel<F: Float>(
     while sample < 9 {
         let sx = i32::clamp(cx as i32 + (sample % 3 - 1) * step, 0, cand_w as i32 - 1);
         let sy = i32::clamp(cy as i32 + (sample / 3 - 1) * step, 0, cand_h as i32 - 1);
-        let list = (sy as usize * cand_w + sx as usize) * K + read;
+        let neighbour = (sy as usize * cand_w + sx as usize) * K + read;
         let mut i = 0usize;
         while i < 4 {
-            let id = candidates[list + i];
-            insert_sorted::<F>(
-                &mut ids,
-                &mut keys,
-                &mut filled,
-                sites,
-                id,
-                site_count,
-                qx,
-                qy,
-                inv_scale_sq,
-                4usize,
-            );
+            let id = candidates[neighbour + i];
+            insert_sorted::<F>(&mut list, sites, id, site_count, inv_scale_sq, 4usize);
             i += 1;
         }
         sample += 1;
@@ -223,7 +237,7 @@ pub fn jfa_flood_kernel<F: Float>(
     let write = (cy * cand_w + cx) * K + 4 - read;
     #[unroll]
     for i in 0..4 {
-        candidates[write + i] = ids[i];
+        candidates[write + i] = list.ids[i];
     }
 }
 
@@ -263,18 +277,8 @@ pub fn candidate_pass_kernel<F: Float>(
     if cx >= cand_w || cy >= cand_h {
         terminate!();
     }
-    let qx = F::cast_from(usize::min(cx * downscale, width - 1));
-    let qy = F::cast_from(usize::min(cy * downscale, height - 1));
     let inv_scale_sq = F::cast_from(inv_scale_sq);
-    let mut ids = Array::<i32>::new(K);
-    let mut keys = Array::<F>::new(K);
-    let mut filled = Array::<bool>::new(K);
-    #[unroll]
-    for i in 0..K {
-        ids[i] = EMPTY;
-        keys[i] = F::new(0.0);
-        filled[i] = false;
-    }
+    let mut list = empty_ranked::<F>(cx, cy, downscale, width, height, K);
     // Own list first, then the neighbours at (−J, 0), (+J, 0), (0, −J), (0, +J). Runtime loops:
     // unrolled, the 40 insertions make a shader that takes seconds to compile.
     let cell = cy * cand_w + cx;
@@ -294,22 +298,11 @@ pub fn candidate_pass_kernel<F: Float>(
         }
         sx = i32::clamp(sx, 0, cand_w as i32 - 1);
         sy = i32::clamp(sy, 0, cand_h as i32 - 1);
-        let list = (sy as usize * cand_w + sx as usize) * K;
+        let neighbour = (sy as usize * cand_w + sx as usize) * K;
         let mut i = 0usize;
         while i < K {
-            let id = input[list + i];
-            insert_sorted::<F>(
-                &mut ids,
-                &mut keys,
-                &mut filled,
-                sites,
-                id,
-                site_count,
-                qx,
-                qy,
-                inv_scale_sq,
-                K,
-            );
+            let id = input[neighbour + i];
+            insert_sorted::<F>(&mut list, sites, id, site_count, inv_scale_sq, K);
             i += 1;
         }
         source += 1;
@@ -317,8 +310,8 @@ pub fn candidate_pass_kernel<F: Float>(
 
     let cx32 = cx as u32;
     let cy32 = cy as u32;
-    if hilbert_probes > 0 && hilbert_window > 0 && filled[0] {
-        let rank = hilbert_rank[ids[0] as usize] as i32;
+    if hilbert_probes > 0 && hilbert_window > 0 && list.filled[0] {
+        let rank = hilbert_rank[list.ids[0] as usize] as i32;
         let span = 2 * hilbert_window + 1;
         let mut state = (cx32 * 2654435761u32) ^ (cy32 * 1597334677u32) ^ (pass * 374761393u32);
         let mut i = 0u32;
@@ -327,18 +320,7 @@ pub fn candidate_pass_kernel<F: Float>(
             let offset = (state % span) as i32 - hilbert_window as i32;
             let at = i32::clamp(rank + offset, 0, site_count as i32 - 1);
             let id = hilbert_order[at as usize];
-            insert_sorted::<F>(
-                &mut ids,
-                &mut keys,
-                &mut filled,
-                sites,
-                id,
-                site_count,
-                qx,
-                qy,
-                inv_scale_sq,
-                K,
-            );
+            insert_sorted::<F>(&mut list, sites, id, site_count, inv_scale_sq, K);
             i += 1;
         }
     }
@@ -348,23 +330,12 @@ pub fn candidate_pass_kernel<F: Float>(
     while i < inject {
         state = xorshift32(state + i);
         let id = (state % site_count as u32) as i32;
-        insert_sorted::<F>(
-            &mut ids,
-            &mut keys,
-            &mut filled,
-            sites,
-            id,
-            site_count,
-            qx,
-            qy,
-            inv_scale_sq,
-            K,
-        );
+        insert_sorted::<F>(&mut list, sites, id, site_count, inv_scale_sq, K);
         i += 1;
     }
 
     #[unroll]
     for i in 0..K {
-        output[cell * K + i] = ids[i];
+        output[cell * K + i] = list.ids[i];
     }
 }

@@ -18,6 +18,7 @@
 
 #![allow(clippy::needless_range_loop, clippy::collapsible_if)]
 
+mod blend;
 mod candidates;
 mod render;
 mod render_backward;

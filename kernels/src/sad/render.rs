@@ -2,8 +2,8 @@
 
 use cubecl::prelude::*;
 
-use super::score::{is_live, site_score};
-use super::{COLOR, K, LOG_TAU, SITE_PARAMS};
+use super::blend::blend_weights;
+use super::{COLOR, K, SITE_PARAMS};
 
 /// The cell of the candidate grid that pixel (`x`, `y`) reads.
 #[cube]
@@ -48,57 +48,28 @@ pub fn render_kernel<F: Float>(
         terminate!();
     }
     let cell = cell_of_pixel(x, y, width, height, cand_w, cand_h);
-    let qx = F::cast_from(x);
-    let qy = F::cast_from(y);
-    let inv_scale_sq = F::cast_from(inv_scale_sq);
 
-    let mut logits = Array::<F>::new(K);
-    let mut live = Array::<bool>::new(K);
-    let mut ids = Array::<usize>::new(K);
-    let mut any = false;
-    let mut max = F::new(0.0);
-    #[unroll]
-    for k in 0..K {
-        let id = candidates[cell * K + k];
-        let ok = is_live::<F>(sites, id, site_count);
-        live[k] = ok;
-        ids[k] = 0;
-        logits[k] = F::new(0.0);
-        if ok {
-            let site = id as usize;
-            let tau = F::exp(sites[site * SITE_PARAMS + LOG_TAU]);
-            let z = -tau * site_score::<F>(sites, site, qx, qy, inv_scale_sq, false).value;
-            ids[k] = site;
-            logits[k] = z;
-            if !any || z > max {
-                max = z;
-            }
-            any = true;
-        }
-    }
-
+    let blend = blend_weights::<F>(
+        sites,
+        candidates,
+        cell,
+        site_count,
+        F::cast_from(x),
+        F::cast_from(y),
+        F::cast_from(inv_scale_sq),
+        false,
+    );
     let plane = height * width;
     let pixel = y * width + x;
     let mut r = F::new(0.0);
     let mut g = F::new(0.0);
     let mut b = F::new(0.0);
-    if any {
-        let mut sum = F::new(0.0);
+    if blend.any {
         #[unroll]
         for k in 0..K {
-            let mut e = F::new(0.0);
-            if live[k] {
-                e = F::exp(logits[k] - max);
-            }
-            logits[k] = e;
-            sum += e;
-        }
-        let inv_sum = F::new(1.0) / F::max(sum, F::new(1e-8));
-        #[unroll]
-        for k in 0..K {
-            let w = logits[k] * inv_sum;
-            if live[k] && F::abs(w) <= F::new(f32::MAX) {
-                let base = ids[k] * SITE_PARAMS + COLOR;
+            let w = blend.weights[k];
+            if blend.live[k] && F::abs(w) <= F::new(f32::MAX) {
+                let base = blend.ids[k] * SITE_PARAMS + COLOR;
                 r += w * sites[base];
                 g += w * sites[base + 1];
                 b += w * sites[base + 2];

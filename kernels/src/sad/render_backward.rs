@@ -3,8 +3,9 @@
 
 use cubecl::prelude::*;
 
+use super::blend::blend_weights;
 use super::render::cell_of_pixel;
-use super::score::{is_live, site_score};
+use super::score::site_score;
 use super::{COLOR, DIRECTION, K, LOG_ANISO, LOG_TAU, POSITION, RADIUS, SITE_PARAMS, TILE};
 
 /// Hash-table slots per tile, one per unit.
@@ -60,49 +61,26 @@ pub fn render_backward_kernel<F: Float>(
         let inv_scale_sq = F::cast_from(inv_scale_sq);
 
         // The forward blend, as the reference's gradient pass computes it.
-        let mut weights = Array::<F>::new(K);
-        let mut live = Array::<bool>::new(K);
-        let mut ids = Array::<usize>::new(K);
-        let mut any = false;
-        let mut max = F::new(0.0);
-        #[unroll]
-        for k in 0..K {
-            let id = candidates[cell * K + k];
-            let ok = is_live::<F>(sites, id, site_count);
-            live[k] = ok;
-            ids[k] = 0;
-            weights[k] = F::new(0.0);
-            if ok {
-                let site = id as usize;
-                let tau = F::exp(sites[site * SITE_PARAMS + LOG_TAU]);
-                let z = -tau * site_score::<F>(sites, site, qx, qy, inv_scale_sq, true).value;
-                ids[k] = site;
-                weights[k] = z;
-                if !any || z > max {
-                    max = z;
-                }
-                any = true;
-            }
-        }
-        if any {
-            let mut sum = F::new(0.0);
-            #[unroll]
-            for k in 0..K {
-                let mut e = F::new(0.0);
-                if live[k] {
-                    e = F::exp(weights[k] - max);
-                }
-                weights[k] = e;
-                sum += e;
-            }
-            let inv_sum = F::new(1.0) / F::max(sum, F::new(1e-8));
+        let blend = blend_weights::<F>(
+            sites,
+            candidates,
+            cell,
+            site_count,
+            qx,
+            qy,
+            inv_scale_sq,
+            true,
+        );
+        if blend.any {
+            let weights = blend.weights;
+            let live = blend.live;
+            let ids = blend.ids;
             let mut pred = Array::<F>::new(3usize);
             pred[0] = F::new(0.0);
             pred[1] = F::new(0.0);
             pred[2] = F::new(0.0);
             #[unroll]
             for k in 0..K {
-                weights[k] = weights[k] * inv_sum;
                 if live[k] {
                     #[unroll]
                     for c in 0..3 {

@@ -1,0 +1,84 @@
+//! A pixel's softmax blend over its cell's candidates, shared by the forward and the backward.
+
+use cubecl::prelude::*;
+
+use super::score::{is_live, site_score};
+use super::{K, LOG_TAU, SITE_PARAMS};
+
+/// The blend weights of one pixel.
+#[derive(CubeType)]
+pub struct Blend<F: Float> {
+    /// softmax(z)_k for live slots, 0 for the others.
+    pub weights: Array<F>,
+    /// Whether slot k names a live site.
+    pub live: Array<bool>,
+    /// Site of slot k (0 for dead slots).
+    pub ids: Array<usize>,
+    /// Whether any slot is live (otherwise the pixel is black).
+    pub any: bool,
+}
+
+/// The blend at point (`qx`, `qy`) over the `K` candidates of `cell`: logits z_k = −τ·s_k,
+/// softmax with max subtraction over the live slots, weights = e_k · (1 / max(Σe, 1e-8)).
+/// `guard_stretch` as in [`site_score`].
+#[cube]
+#[allow(clippy::too_many_arguments)]
+pub fn blend_weights<F: Float>(
+    sites: &Tensor<F>,
+    candidates: &Tensor<i32>,
+    cell: usize,
+    site_count: usize,
+    qx: F,
+    qy: F,
+    inv_scale_sq: F,
+    #[comptime] guard_stretch: bool,
+) -> Blend<F> {
+    let mut weights = Array::<F>::new(K);
+    let mut live = Array::<bool>::new(K);
+    let mut ids = Array::<usize>::new(K);
+    let mut any = false;
+    let mut max = F::new(0.0);
+    #[unroll]
+    for k in 0..K {
+        let id = candidates[cell * K + k];
+        let ok = is_live::<F>(sites, id, site_count);
+        live[k] = ok;
+        ids[k] = 0;
+        weights[k] = F::new(0.0);
+        if ok {
+            let site = id as usize;
+            let tau = F::exp(sites[site * SITE_PARAMS + LOG_TAU]);
+            let score = site_score::<F>(sites, site, qx, qy, inv_scale_sq, guard_stretch);
+            let z = -tau * score.value;
+            ids[k] = site;
+            weights[k] = z;
+            if !any || z > max {
+                max = z;
+            }
+            any = true;
+        }
+    }
+    if any {
+        let mut sum = F::new(0.0);
+        #[unroll]
+        for k in 0..K {
+            let mut e = F::new(0.0);
+            if live[k] {
+                e = F::exp(weights[k] - max);
+            }
+            weights[k] = e;
+            sum += e;
+        }
+        let inv_sum = F::new(1.0) / F::max(sum, F::new(1e-8));
+        #[unroll]
+        for k in 0..K {
+            weights[k] = weights[k] * inv_sum;
+        }
+    }
+    Blend::<F> {
+        weights,
+        live,
+        ids,
+        any,
+    }
+}
