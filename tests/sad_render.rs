@@ -427,7 +427,7 @@ fn bad_render_inputs_are_rejected() {
 #[test]
 fn sites_module_trains_with_a_stock_burn_optimizer() {
     use burn::module::Module;
-    use burn::optim::{AdamConfig, GradientsParams, Optimizer};
+    use burn::optim::{AdamConfig, GradientsParams};
     use burn_sad::sad::Sites;
 
     let device = device().autodiff();
@@ -469,4 +469,33 @@ fn sites_module_trains_with_a_stock_burn_optimizer() {
             .iter()
             .all(|s| s == &burn_sad::sad::INACTIVE_SITE)
     );
+}
+
+#[test]
+fn non_square_render_covers_every_pixel() {
+    // One site per slot everywhere: every pixel must get its colour, whatever the aspect ratio.
+    let device = device();
+    for (width, height) in [(37, 29), (29, 37), (64, 16), (16, 64)] {
+        let table = SiteTable {
+            width,
+            height,
+            sites: vec![[3.0, 2.0, 5.0, 2.0, 0.25, 0.5, 0.75, 1.0, 0.0, 0.0]],
+        };
+        let sites = table.to_tensor(1, &device);
+        let candidates = exact(&table, &device);
+        let image = values(render(sites, &candidates, [height, width]));
+        let plane = width * height;
+        let black: Vec<(usize, usize)> = (0..plane)
+            .filter(|&i| {
+                image[i] != 0.25 || image[plane + i] != 0.5 || image[2 * plane + i] != 0.75
+            })
+            .map(|i| (i % width, i / width))
+            .collect();
+        assert!(
+            black.is_empty(),
+            "{width}x{height}: {} wrong pixels, first {:?}",
+            black.len(),
+            &black[..black.len().min(8)]
+        );
+    }
 }

@@ -148,8 +148,8 @@ pub fn init_candidates_kernel(
     site_count: u32,
     seed: u32,
 ) {
-    let cx = ABSOLUTE_POS_X as usize;
-    let cy = ABSOLUTE_POS_Y as usize;
+    let cx = CUBE_POS_X as usize * CUBE_DIM_X as usize + UNIT_POS_X as usize;
+    let cy = CUBE_POS_Y as usize * CUBE_DIM_Y as usize + UNIT_POS_Y as usize;
     if cx >= cand_w || cy >= cand_h {
         terminate!();
     }
@@ -211,8 +211,8 @@ pub fn jfa_flood_kernel<F: Float>(
     inv_scale_sq: f32,
     #[define(F)] _dtype: ElemType,
 ) {
-    let cx = ABSOLUTE_POS_X as usize;
-    let cy = ABSOLUTE_POS_Y as usize;
+    let cx = CUBE_POS_X as usize * CUBE_DIM_X as usize + UNIT_POS_X as usize;
+    let cy = CUBE_POS_Y as usize * CUBE_DIM_Y as usize + UNIT_POS_Y as usize;
     if cx >= cand_w || cy >= cand_h {
         terminate!();
     }
@@ -272,8 +272,8 @@ pub fn candidate_pass_kernel<F: Float>(
     inv_scale_sq: f32,
     #[define(F)] _dtype: ElemType,
 ) {
-    let cx = ABSOLUTE_POS_X as usize;
-    let cy = ABSOLUTE_POS_Y as usize;
+    let cx = CUBE_POS_X as usize * CUBE_DIM_X as usize + UNIT_POS_X as usize;
+    let cy = CUBE_POS_Y as usize * CUBE_DIM_Y as usize + UNIT_POS_Y as usize;
     if cx >= cand_w || cy >= cand_h {
         terminate!();
     }

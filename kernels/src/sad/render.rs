@@ -42,8 +42,8 @@ pub fn render_kernel<F: Float>(
     inv_scale_sq: f32,
     #[define(F)] _dtype: ElemType,
 ) {
-    let x = ABSOLUTE_POS_X as usize;
-    let y = ABSOLUTE_POS_Y as usize;
+    let x = CUBE_POS_X as usize * CUBE_DIM_X as usize + UNIT_POS_X as usize;
+    let y = CUBE_POS_Y as usize * CUBE_DIM_Y as usize + UNIT_POS_Y as usize;
     if x >= width || y >= height {
         terminate!();
     }

@@ -52,8 +52,8 @@ pub fn render_backward_kernel<F: Float>(
     }
     sync_cube();
 
-    let x = ABSOLUTE_POS_X as usize;
-    let y = ABSOLUTE_POS_Y as usize;
+    let x = CUBE_POS_X as usize * CUBE_DIM_X as usize + UNIT_POS_X as usize;
+    let y = CUBE_POS_Y as usize * CUBE_DIM_Y as usize + UNIT_POS_Y as usize;
     if x < width && y < height {
         let cell = cell_of_pixel(x, y, width, height, cand_w, cand_h);
         let qx = F::cast_from(x);
