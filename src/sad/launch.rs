@@ -1,15 +1,14 @@
 //! Launches of the SAD kernels on the CubeCL backend (every runtime).
 
-use burn::backend::{
-    TensorMetadata,
-    cubecl::dtype_to_storage_type,
-    ops::{FloatTensorOps, IntTensorOps},
+use burn::backend::{TensorMetadata, cubecl::dtype_to_storage_type, ops::IntTensorOps};
+use burn::tensor::{DType, IntDType, Shape};
+use burn_cubecl::{
+    CubeBackend, kernel::into_contiguous, ops::numeric::empty_device_contiguous_dtype,
+    tensor::CubeTensor,
 };
-use burn::tensor::{DType, FloatDType, IntDType, Shape};
-use burn_cubecl::{CubeBackend, kernel::into_contiguous, tensor::CubeTensor};
 use burn_sad_kernels::sad::{
-    K, SITE_PARAMS, TILE, candidate_pass_kernel, init_candidates_kernel, jfa_flood_kernel,
-    render_backward_kernel, render_kernel, seed_candidates_kernel,
+    K, SITE_PARAMS, TILE, candidate_pass_kernel, clear_kernel, init_candidates_kernel,
+    jfa_flood_kernel, render_backward_kernel, render_kernel, seed_candidates_kernel,
 };
 use cubecl::{CubeCount, CubeDim};
 
@@ -54,6 +53,10 @@ fn ids(candidates: CubeTensor) -> CubeTensor {
     into_contiguous(candidates)
 }
 
+fn empty_f32(like: &CubeTensor, shape: Shape) -> CubeTensor {
+    empty_device_contiguous_dtype(like.client.clone(), like.device.clone(), shape, DType::F32)
+}
+
 fn empty_ids(sites: &CubeTensor, geometry: RenderGeometry) -> CubeTensor {
     CubeBackend::int_full(
         Shape::new([geometry.cells(), K]),
@@ -71,11 +74,9 @@ impl SadBackend for CubeBackend {
     ) -> CubeTensor {
         let sites = into_contiguous(sites);
         let candidates = ids(candidates);
-        let image = CubeBackend::float_zeros(
-            Shape::new([3, geometry.height, geometry.width]),
-            &sites.device,
-            FloatDType::F32,
-        );
+        // Every pixel is written. Allocated contiguous: the kernels index linearly, and
+        // `float_zeros` may hand out pitched rows.
+        let image = empty_f32(&sites, Shape::new([3, geometry.height, geometry.width]));
         let (count, dim) = image_grid(geometry);
         render_kernel::launch(
             &sites.client,
@@ -104,10 +105,14 @@ impl SadBackend for CubeBackend {
         let sites = into_contiguous(sites);
         let candidates = ids(candidates);
         let grad_image = into_contiguous(grad_image);
-        let grads = CubeBackend::float_zeros(
-            Shape::new([capacity(&sites), SITE_PARAMS]),
-            &sites.device,
-            FloatDType::F32,
+        let grads = empty_f32(&sites, Shape::new([capacity(&sites), SITE_PARAMS]));
+        let elements = capacity(&sites) * SITE_PARAMS;
+        clear_kernel::launch(
+            &sites.client,
+            CubeCount::Static((elements as u32).div_ceil(256), 1, 1),
+            CubeDim::new_1d(256),
+            grads.clone().into_tensor_arg(),
+            dtype_to_storage_type(grads.dtype),
         );
         let (count, dim) = image_grid(geometry);
         render_backward_kernel::launch(

@@ -28,7 +28,7 @@ pub use candidates::{
     candidate_pass_kernel, init_candidates_kernel, jfa_flood_kernel, seed_candidates_kernel,
 };
 pub use render::render_kernel;
-pub use render_backward::render_backward_kernel;
+pub use render_backward::{clear_kernel, render_backward_kernel};
 
 /// Candidates per pixel.
 pub const K: usize = 8;

@@ -207,3 +207,14 @@ fn add_bits(cells: &Shared<[Atomic<u32>]>, index: usize, value: f32) {
         }
     }
 }
+
+/// Sets every element of `values` to zero (the backward's accumulator, before it runs).
+///
+/// Launch with one unit per element, 1D.
+#[cube(launch)]
+pub fn clear_kernel<F: Float>(values: &mut Tensor<F>, #[define(F)] _dtype: ElemType) {
+    let index = ABSOLUTE_POS as usize;
+    if index < values.len() {
+        values[index] = F::new(0.0);
+    }
+}
