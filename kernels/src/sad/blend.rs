@@ -72,7 +72,7 @@ pub fn blend_weights<F: Float>(
         let inv_sum = F::new(1.0) / F::max(sum, F::new(1e-8));
         #[unroll]
         for k in 0..K {
-            weights[k] = weights[k] * inv_sum;
+            weights[k] *= inv_sum;
         }
     }
     Blend::<F> {

@@ -176,7 +176,7 @@ pub fn seed_candidates_kernel<F: Float>(
     inv_downscale: f32,
     #[define(F)] _dtype: ElemType,
 ) {
-    let site = ABSOLUTE_POS as usize;
+    let site = ABSOLUTE_POS;
     if site >= site_count {
         terminate!();
     }
@@ -311,7 +311,7 @@ pub fn candidate_pass_kernel<F: Float>(
     let cx32 = cx as u32;
     let cy32 = cy as u32;
     if hilbert_probes > 0 && hilbert_window > 0 && list.filled[0] {
-        let rank = hilbert_rank[list.ids[0] as usize] as i32;
+        let rank = hilbert_rank[list.ids[0] as usize];
         let span = 2 * hilbert_window + 1;
         let mut state = (cx32 * 2654435761u32) ^ (cy32 * 1597334677u32) ^ (pass * 374761393u32);
         let mut i = 0u32;

@@ -213,7 +213,7 @@ fn add_bits(cells: &Shared<[Atomic<u32>]>, index: usize, value: f32) {
 /// Launch with one unit per element, 1D.
 #[cube(launch)]
 pub fn clear_kernel<F: Float>(values: &mut Tensor<F>, #[define(F)] _dtype: ElemType) {
-    let index = ABSOLUTE_POS as usize;
+    let index = ABSOLUTE_POS;
     if index < values.len() {
         values[index] = F::new(0.0);
     }
