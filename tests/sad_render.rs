@@ -446,6 +446,8 @@ fn sites_module_trains_with_a_stock_burn_optimizer() {
     let round_trip = sites.to_table(128, 128);
     assert_eq!(round_trip.sites[..start.sites.len()], start.sites[..]);
     assert_eq!(round_trip.active(), start.sites.len());
+    let live = sites.live_mask().int().sum().into_scalar::<i64>();
+    assert_eq!(live as usize, start.sites.len());
 
     let geometry = RenderGeometry::new(128, 128);
     let candidates = Candidates::exact(&sites.packed(), geometry);

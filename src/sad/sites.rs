@@ -1,7 +1,7 @@
 //! Sites on the host ([`SiteTable`]) and as a trainable Burn module ([`Sites`]).
 
 use burn::module::{Module, Param};
-use burn::tensor::{Device, Tensor, TensorData};
+use burn::tensor::{Bool, Device, Tensor, TensorData};
 use burn_sad_kernels::sad::SITE_PARAMS;
 
 /// Sites on the host, in the kernels' parameter order (position x, y, log τ, radius, colour
@@ -104,7 +104,8 @@ impl SiteTable {
 
 /// Sites as trainable parameters of fixed capacity.
 ///
-/// Pruning marks a slot inactive (position x < 0) and densifying reuses inactive slots, so the
+/// The live mask ([`Sites::live_mask`]) is position x ≥ 0, as in the reference and its files:
+/// pruning marks a slot inactive (position x < 0) and densifying reuses inactive slots, so the
 /// parameters, and any optimizer state keyed by them, are never reallocated. Each parameter
 /// group is its own tensor, so optimizers can give them their own learning rates;
 /// [`Sites::packed`] joins them into the `[capacity, 10]` layout the render op takes
@@ -158,6 +159,16 @@ impl Sites {
             ],
             1,
         )
+    }
+
+    /// The live mask, `[capacity]`: which slots hold an active site (position x ≥ 0).
+    pub fn live_mask(&self) -> Tensor<1, Bool> {
+        let capacity = self.capacity();
+        self.position
+            .val()
+            .narrow(1, 0, 1)
+            .greater_equal_elem(0.0)
+            .reshape([capacity])
     }
 
     /// Slots, active or not.
