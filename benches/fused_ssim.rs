@@ -16,14 +16,16 @@
 //! Times are synchronised wall time: warm-up, then `iters` back-to-back steps, then a device
 //! sync, divided by `iters`.
 
+mod common;
+
 use std::collections::HashMap;
-use std::time::Instant;
 
 use burn::tensor::{Device, Distribution, Tensor};
 use burn_sad::device::{DeviceChoice, select_device};
 use burn_sad::ssim::{
     SsimOptions, fused_ssim, fused_ssim3d, ssim_l1_loss, ssim_reference, ssim3d_reference,
 };
+use common::time_ms;
 
 const GPU_SHAPES: [[usize; 4]; 4] = [
     [1, 3, 1080, 1920],
@@ -111,20 +113,6 @@ fn read_baseline(path: &str) -> HashMap<String, (f64, f64)> {
             )
         })
         .collect()
-}
-
-/// Mean milliseconds per call of `step`, after warm-up, synchronised at the end.
-fn time_ms(device: &Device, iters: usize, mut step: impl FnMut()) -> f64 {
-    for _ in 0..3 {
-        step();
-    }
-    device.sync().expect("device sync");
-    let start = Instant::now();
-    for _ in 0..iters {
-        step();
-    }
-    device.sync().expect("device sync");
-    start.elapsed().as_secs_f64() * 1e3 / iters as f64
 }
 
 fn train_ms<const D: usize>(

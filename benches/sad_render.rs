@@ -15,14 +15,16 @@
 //! Site sets are deterministic: positions uniform over the image, parameters in the ranges a fit
 //! produces (log τ 5.5–7.5, radius 1–4 px, random colours, directions and log anisotropy in ±1).
 
-use std::collections::HashMap;
-use std::time::Instant;
+mod common;
 
-use burn::tensor::{Device, Distribution, Tensor};
+use std::collections::HashMap;
+
+use burn::tensor::{Distribution, Tensor};
 use burn_sad::device::{DeviceChoice, select_device};
 use burn_sad::sad::{
     Candidates, HilbertOrder, PropagationOptions, RenderGeometry, SiteTable, render, write_sites,
 };
+use common::time_ms;
 
 const GPU_CASES: [(usize, usize); 6] = [
     (512, 32_768),
@@ -94,19 +96,6 @@ fn synthetic_sites(side: usize, count: usize) -> SiteTable {
         height: side,
         sites,
     }
-}
-
-fn time_ms(device: &Device, iters: usize, mut step: impl FnMut()) -> f64 {
-    for _ in 0..3 {
-        step();
-    }
-    device.sync().expect("device sync");
-    let start = Instant::now();
-    for _ in 0..iters {
-        step();
-    }
-    device.sync().expect("device sync");
-    start.elapsed().as_secs_f64() * 1e3 / iters as f64
 }
 
 fn read_baseline(path: &str) -> HashMap<(usize, usize), (f64, f64)> {
