@@ -137,11 +137,11 @@ fn main() {
         let hilbert = HilbertOrder::of(&table, side, side, &device);
         let mut candidates = None;
         let build = time_ms(&device, args.iters.div_ceil(4).max(2), || {
-            let mut built = Candidates::flood(&sites, geometry);
-            for _ in 0..16 {
-                built.propagate(&sites, &hilbert, options);
-            }
-            candidates = Some(built);
+            let built =
+                Candidates::flood_and_propagate(&sites, geometry, &hilbert, 16, options, |_| {
+                    Ok::<(), std::convert::Infallible>(())
+                });
+            candidates = built.ok();
         });
         let candidates = candidates.expect("built");
         let forward = time_ms(&device, args.iters, || {

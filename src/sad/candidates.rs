@@ -205,17 +205,40 @@ impl Candidates {
         passes: u32,
         options: PropagationOptions,
     ) -> Self {
-        let mut candidates = Self::flood(sites, geometry);
-        if !uses_fused_kernels(&sites.device()) {
-            candidates.passes = passes;
-            return candidates;
-        }
         let table = SiteTable::from_tensor(sites.clone(), geometry.width, geometry.height);
         let hilbert = HilbertOrder::of(&table, geometry.width, geometry.height, &sites.device());
-        for _ in 0..passes {
-            candidates.propagate(sites, &hilbert, options);
+        let built = Self::flood_and_propagate(sites, geometry, &hilbert, passes, options, |_| {
+            Ok::<(), std::convert::Infallible>(())
+        });
+        match built {
+            Ok(candidates) => candidates,
         }
-        candidates
+    }
+
+    /// [`Candidates::for_render`] with the Hilbert order given (the reference builds it outside
+    /// its timed region) and `after_step(done)` called after the flood (`done` = 1) and after
+    /// each pass (2 ..= passes + 1); an error from it stops the build. Where CubeCL kernels
+    /// cannot run, the flood already gives the exact lists, so the passes only count.
+    pub fn flood_and_propagate<E>(
+        sites: &Tensor<2>,
+        geometry: RenderGeometry,
+        hilbert: &HilbertOrder,
+        passes: u32,
+        options: PropagationOptions,
+        mut after_step: impl FnMut(u32) -> Result<(), E>,
+    ) -> Result<Self, E> {
+        let mut candidates = Self::flood(sites, geometry);
+        after_step(1)?;
+        let exact = !uses_fused_kernels(&sites.device());
+        for pass in 0..passes {
+            if exact {
+                candidates.passes += 1;
+            } else {
+                candidates.propagate(sites, hilbert, options);
+            }
+            after_step(pass + 2)?;
+        }
+        Ok(candidates)
     }
 }
 

@@ -115,16 +115,14 @@ pub fn render_sites_with_progress(
     let hilbert = HilbertOrder::of(&table, width, height, device);
     sync()?;
     let start = Instant::now();
-    let mut candidates = Candidates::flood(&sites, geometry);
-    report(1)?;
-    // Without CubeCL kernels the flood already gave the exact lists; passes cannot improve them.
-    let exact = !crate::ssim::uses_fused_kernels(device);
-    for pass in 0..options.passes {
-        if !exact {
-            candidates.propagate(&sites, &hilbert, options.propagation);
-        }
-        report(pass + 2)?;
-    }
+    let candidates = Candidates::flood_and_propagate(
+        &sites,
+        geometry,
+        &hilbert,
+        options.passes,
+        options.propagation,
+        &mut report,
+    )?;
     sync()?;
     let candidate_ms = start.elapsed().as_secs_f64() * 1e3;
     let start = Instant::now();
