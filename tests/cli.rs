@@ -207,3 +207,116 @@ fn render_rejects_bad_files_in_one_line() {
     assert!(last_line(&out.stderr).starts_with("error: /nonexistent/x_sites.txt"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn fit_writes_the_image_and_sites_and_prints_psnr_last() {
+    let dir = std::env::temp_dir().join(format!("sad-cli-fit-{}", std::process::id()));
+    let image = format!("{DATA}/sad/astro64.png");
+    let out = sad(&[
+        "fit",
+        &image,
+        "--iters",
+        "40",
+        "--sites",
+        "200",
+        "--max-sites",
+        "200",
+        "--prune-start",
+        "10",
+        "--prune-freq",
+        "10",
+        "--prune-end",
+        "35",
+        "--target-bpp",
+        "4",
+        "--log-freq",
+        "10",
+        "--out-dir",
+        dir.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let psnr: f64 = last_line(&out.stdout)
+        .strip_prefix("PSNR: ")
+        .and_then(|rest| rest.strip_suffix(" dB"))
+        .expect("last line `PSNR: <value> dB`")
+        .parse()
+        .unwrap();
+    assert!(psnr > 15.0 && psnr < 60.0, "{stdout}");
+    // 64×64 at 4 bpp: 128 sites, which the summary and the file agree on.
+    assert!(stdout.contains("Sites: 128 | bpp: 4.0000"), "{stdout}");
+    assert!(stdout.contains("SSIM: 0."), "{stdout}");
+    assert!(stdout.contains("Training time: "), "{stdout}");
+    let table = burn_sad::sad::read_sites(dir.join("astro64_sites.txt")).expect("sites file");
+    assert_eq!(
+        (table.width, table.height, table.sites.len()),
+        (64, 64, 128)
+    );
+    let png = image::open(dir.join("astro64.png")).expect("png").to_rgb8();
+    assert_eq!(png.dimensions(), (64, 64));
+    // Rendering the written sites gives back the trained image's quality.
+    let render = sad(&[
+        "render",
+        dir.join("astro64_sites.txt").to_str().unwrap(),
+        "-o",
+        dir.join("again.png").to_str().unwrap(),
+        "--target",
+        &image,
+    ]);
+    assert!(render.status.success());
+    let again: f64 = last_line(&render.stdout)
+        .strip_prefix("PSNR: ")
+        .and_then(|rest| rest.strip_suffix(" dB"))
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(
+        (again - psnr).abs() < 1.0,
+        "fit {psnr} dB, render {again} dB"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn fit_rejects_bad_input_in_one_line() {
+    let dir = std::env::temp_dir().join(format!("sad-cli-fit-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let garbage = dir.join("garbage.png");
+    std::fs::write(&garbage, b"not a png").unwrap();
+    let config = dir.join("config.json");
+    std::fs::write(&config, r#"{"PRUNE_PERCENTAGE": 0.1}"#).unwrap();
+    let image = format!("{DATA}/sad/astro64.png");
+    let out_dir = dir.join("out");
+    let cases: [(Vec<&str>, &str); 6] = [
+        (vec!["/nonexistent/photo.png"], "/nonexistent/photo.png"),
+        (vec![garbage.to_str().unwrap()], "garbage.png"),
+        (vec![&image, "--target-bpp", "0"], "--target-bpp"),
+        (vec![&image, "--target-bpp", "-1"], "--target-bpp"),
+        (vec![&image, "--max-dim", "32"], "MAX_DIM"),
+        (
+            vec![&image, "--config", config.to_str().unwrap()],
+            "PRUNE_PERCENTAGE",
+        ),
+    ];
+    for (args, needle) in cases {
+        let mut full = vec!["fit"];
+        full.extend(args.iter().copied());
+        full.extend(["--iters", "5", "--out-dir", out_dir.to_str().unwrap()]);
+        let out = sad(&full);
+        assert!(!out.status.success(), "{args:?} succeeded");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error")).collect();
+        assert_eq!(errors.len(), 1, "{args:?}: {stderr}");
+        assert!(errors[0].contains(needle), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert!(
+            !out_dir.join("astro64.png").exists(),
+            "{args:?} wrote an output"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

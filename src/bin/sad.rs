@@ -7,9 +7,12 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use burn_sad::device::{DeviceChoice, select_device};
 use burn_sad::image::{load_rgb, save_png};
-use burn_sad::sad::{RenderOnlyOptions, psnr, read_sites, render_sites_with_progress};
+use burn_sad::sad::fit::{
+    FitOptions, FitProgress, Initialisation, TargetImage, Trainer, TrainingConfig,
+};
+use burn_sad::sad::{RenderOnlyOptions, psnr, read_sites, render_sites_with_progress, write_sites};
 use burn_sad::ssim::{MsSsimOptions, Padding, SsimOptions, try_fused_ssim, try_ms_ssim};
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 
 /// Fused, differentiable image kernels for Burn.
@@ -26,6 +29,9 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Fit an image with SAD (the reference trainer's recipe); writes OUT_DIR/<name>.png and
+    /// OUT_DIR/<name>_sites.txt.
+    Fit(Box<FitArgs>),
     /// Print the SSIM of two images of the same size (RGB, values / 255).
     Ssim {
         /// First image.
@@ -88,6 +94,7 @@ fn run(cli: Cli) -> Result<()> {
     };
     let (device, description) = select_device(choice).map_err(anyhow::Error::msg)?;
     match cli.command {
+        Command::Fit(args) => fit_command(*args, &device, &description)?,
         Command::Render {
             sites,
             out,
@@ -220,5 +227,321 @@ fn render_command(
     if let Some(target) = target {
         println!("PSNR: {:.4} dB", psnr(rendered.image, target));
     }
+    Ok(())
+}
+
+/// `sad fit` options. Every key of `training_config.json` can be overridden with the reference
+/// trainer's flag name.
+#[derive(Args)]
+struct FitArgs {
+    /// The image to fit (PNG or JPEG).
+    image: PathBuf,
+    /// A `training_config.json` (default: the reference's shipped values).
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Bits-per-pixel budget at 128 bits per site (> 0; DEFAULT_TARGET_BPP).
+    #[arg(long, allow_negative_numbers = true)]
+    target_bpp: Option<f64>,
+    /// Train with the configured densify/prune percentiles instead of solving for a budget.
+    #[arg(long, conflicts_with = "target_bpp")]
+    no_budget: bool,
+    /// Iterations (DEFAULT_ITERS).
+    #[arg(long)]
+    iters: Option<usize>,
+    /// Output directory.
+    #[arg(long, default_value = "results")]
+    out_dir: PathBuf,
+    /// Weight w of an SSIM term: loss = SSE + w·W·H·(1 − SSIM), exact 11×11 Gaussian SSIM.
+    #[arg(long, default_value_t = 0.0)]
+    ssim_weight: f32,
+    /// Shifts the initial R2 sequence and the random candidate lists (0: the reference's).
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Iterations between PSNR measurements.
+    #[arg(long, default_value_t = 100)]
+    log_freq: usize,
+    /// Global learning-rate multiplier.
+    #[arg(long, default_value_t = 1.0)]
+    lr: f32,
+    /// Print where the training time went, per phase (waits for the device after each).
+    #[arg(long)]
+    profile: bool,
+    /// Initial sites of the gradient-weighted initialisation (DEFAULT_SITES).
+    #[arg(long)]
+    sites: Option<usize>,
+    /// Site-buffer capacity (DEFAULT_MAX_SITES).
+    #[arg(long)]
+    max_sites: Option<usize>,
+    /// Start with one site per pixel.
+    #[arg(long, conflicts_with = "init_from_sites")]
+    init_per_pixel: bool,
+    /// Start from a sites file (positions rescaled if it was fitted at another size).
+    #[arg(long)]
+    init_from_sites: Option<PathBuf>,
+    /// Multiplier of the gradient-weighted initialisation's 0.01 Sobel threshold.
+    #[arg(long, default_value_t = 1.0)]
+    init_gradient_alpha: f32,
+    /// DENSIFY_START.
+    #[arg(long)]
+    densify_start: Option<usize>,
+    /// DENSIFY_END.
+    #[arg(long)]
+    densify_end: Option<usize>,
+    /// DENSIFY_FREQ.
+    #[arg(long)]
+    densify_freq: Option<usize>,
+    /// DENSIFY_PERCENTILE (replaced by the budget solver unless --no-budget).
+    #[arg(long)]
+    densify_percentile: Option<f32>,
+    /// DENSIFY_SCORE_ALPHA.
+    #[arg(long)]
+    densify_score_alpha: Option<f32>,
+    /// PRUNE_DURING_DENSIFY.
+    #[arg(long)]
+    prune_during_densify: Option<bool>,
+    /// PRUNE_START.
+    #[arg(long)]
+    prune_start: Option<usize>,
+    /// PRUNE_END.
+    #[arg(long)]
+    prune_end: Option<usize>,
+    /// PRUNE_FREQ.
+    #[arg(long)]
+    prune_freq: Option<usize>,
+    /// PRUNE_PERCENTILE (replaced by the budget solver unless --no-budget).
+    #[arg(long)]
+    prune_percentile: Option<f32>,
+    /// CAND_UPDATE_FREQ.
+    #[arg(long)]
+    cand_freq: Option<usize>,
+    /// CAND_UPDATE_PASSES.
+    #[arg(long)]
+    cand_passes: Option<usize>,
+    /// CAND_DOWNSCALE.
+    #[arg(long)]
+    cand_downscale: Option<usize>,
+    /// CAND_RADIUS_SCALE.
+    #[arg(long)]
+    cand_radius_scale: Option<f32>,
+    /// CAND_RADIUS_PROBES (only 0 is supported).
+    #[arg(long)]
+    cand_radius_probes: Option<usize>,
+    /// CAND_INJECT_COUNT.
+    #[arg(long, alias = "cand-inject-count")]
+    cand_inject: Option<usize>,
+    /// CAND_HILBERT_WINDOW.
+    #[arg(long)]
+    cand_hilbert_window: Option<usize>,
+    /// CAND_HILBERT_PROBES.
+    #[arg(long)]
+    cand_hilbert_probes: Option<usize>,
+    /// LR_POS_BASE.
+    #[arg(long)]
+    lr_pos: Option<f32>,
+    /// LR_TAU_BASE.
+    #[arg(long)]
+    lr_tau: Option<f32>,
+    /// LR_RADIUS_BASE.
+    #[arg(long)]
+    lr_radius: Option<f32>,
+    /// LR_COLOR_BASE.
+    #[arg(long)]
+    lr_color: Option<f32>,
+    /// LR_DIR_BASE.
+    #[arg(long)]
+    lr_dir: Option<f32>,
+    /// LR_ANISO_BASE.
+    #[arg(long)]
+    lr_aniso: Option<f32>,
+    /// INIT_LOG_TAU.
+    #[arg(long)]
+    init_log_tau: Option<f32>,
+    /// INIT_RADIUS.
+    #[arg(long)]
+    init_radius: Option<f32>,
+    /// BETA1.
+    #[arg(long)]
+    beta1: Option<f32>,
+    /// BETA2.
+    #[arg(long)]
+    beta2: Option<f32>,
+    /// EPS.
+    #[arg(long)]
+    eps: Option<f32>,
+    /// MAX_DIM.
+    #[arg(long)]
+    max_dim: Option<usize>,
+}
+
+impl FitArgs {
+    /// The config file (or the defaults) with every flag given applied over it.
+    fn config(&self) -> Result<TrainingConfig> {
+        let mut config = match &self.config {
+            Some(path) => TrainingConfig::load(path)?,
+            None => TrainingConfig::default(),
+        };
+        macro_rules! apply {
+            ($($flag:ident => $key:ident),* $(,)?) => {
+                $(if let Some(value) = self.$flag { config.$key = value; })*
+            };
+        }
+        apply!(
+            iters => default_iters,
+            sites => default_sites,
+            max_sites => default_max_sites,
+            target_bpp => default_target_bpp,
+            densify_start => densify_start,
+            densify_end => densify_end,
+            densify_freq => densify_freq,
+            densify_percentile => densify_percentile,
+            densify_score_alpha => densify_score_alpha,
+            prune_during_densify => prune_during_densify,
+            prune_start => prune_start,
+            prune_end => prune_end,
+            prune_freq => prune_freq,
+            prune_percentile => prune_percentile,
+            cand_freq => cand_update_freq,
+            cand_passes => cand_update_passes,
+            cand_downscale => cand_downscale,
+            cand_radius_scale => cand_radius_scale,
+            cand_radius_probes => cand_radius_probes,
+            cand_inject => cand_inject_count,
+            cand_hilbert_window => cand_hilbert_window,
+            cand_hilbert_probes => cand_hilbert_probes,
+            lr_pos => lr_pos_base,
+            lr_tau => lr_tau_base,
+            lr_radius => lr_radius_base,
+            lr_color => lr_color_base,
+            lr_dir => lr_dir_base,
+            lr_aniso => lr_aniso_base,
+            init_log_tau => init_log_tau,
+            init_radius => init_radius,
+            beta1 => beta1,
+            beta2 => beta2,
+            eps => eps,
+            max_dim => max_dim,
+        );
+        if let Some(bpp) = self.target_bpp
+            && !(bpp.is_finite() && bpp > 0.0)
+        {
+            bail!(
+                "--target-bpp must be a positive number, got {bpp} (--no-budget trains without a budget)"
+            );
+        }
+        if self.log_freq == 0 {
+            bail!("--log-freq must be at least 1");
+        }
+        config.validate()?;
+        Ok(config)
+    }
+}
+
+fn fit_command(args: FitArgs, device: &burn::tensor::Device, description: &str) -> Result<()> {
+    let config = args.config()?;
+    let init = if args.init_per_pixel {
+        Initialisation::PerPixel
+    } else if let Some(path) = &args.init_from_sites {
+        let table = read_sites(path).with_context(|| path.display().to_string())?;
+        Initialisation::FromSites(table)
+    } else {
+        Initialisation::GradientWeighted {
+            sites: config.default_sites,
+            alpha: args.init_gradient_alpha,
+        }
+    };
+    let stem = args
+        .image
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .filter(|s| !s.is_empty())
+        .with_context(|| {
+            format!(
+                "{}: no file name to name the outputs after",
+                args.image.display()
+            )
+        })?
+        .to_owned();
+    let image = load_rgb(&args.image, device)?;
+    let target = TargetImage::from_tensor(image);
+    let iters = config.default_iters;
+    let options = FitOptions {
+        config,
+        init,
+        lr_scale: args.lr,
+        ssim_weight: args.ssim_weight,
+        seed: args.seed,
+        log_every: args.log_freq,
+        fixed_rates: args.no_budget,
+    };
+    let mut trainer = Trainer::new(target.clone(), options, device)?;
+    let schedule = *trainer.schedule();
+    println!(
+        "Training | device={description} | image={}x{} | sites={} | capacity={} | iters={iters}",
+        target.width, target.height, schedule.initial_sites, schedule.capacity
+    );
+    match trainer.budget() {
+        Some(budget) => println!(
+            "Budget | target-bpp={:.3} | target sites={} | schedule ends at {} | prune {:.4}/event | densify {:.4}/event",
+            budget.target_sites as f64 * burn_sad::sad::fit::BITS_PER_SITE
+                / (target.width * target.height) as f64,
+            budget.target_sites,
+            budget.final_sites,
+            budget.prune_rate,
+            budget.densify_rate
+        ),
+        None => println!(
+            "Budget | off | prune {:.4}/event | densify {:.4}/event",
+            schedule.prune_rate, schedule.densify_rate
+        ),
+    }
+    std::fs::create_dir_all(&args.out_dir)
+        .with_context(|| format!("creating {}", args.out_dir.display()))?;
+    let bar = ProgressBar::new(iters as u64);
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{bar:30} {pos}/{len} it | {msg} | {per_sec} | {elapsed_precise}",
+        )
+        .expect("valid template")
+        .progress_chars("=> "),
+    );
+    // Kernel compilation happens here, before the clock starts (as the reference's timings
+    // exclude its module loading).
+    trainer.warm_up();
+    if args.profile {
+        trainer.profile();
+    }
+    let mut last_psnr = None;
+    let result = trainer.run(|progress: &FitProgress| {
+        if progress.psnr.is_some() {
+            last_psnr = progress.psnr;
+        }
+        if progress.psnr.is_some() || progress.iteration == progress.iters {
+            let psnr = last_psnr.map_or("--".to_owned(), |p| format!("{p:.2} dB"));
+            bar.set_message(format!("PSNR {psnr} | active {}", progress.active_sites));
+        }
+        bar.set_position(progress.iteration as u64);
+    });
+    bar.finish_and_clear();
+    if let Some(times) = &result.phase_times {
+        print!("Phase times:\n{times}");
+    }
+    let png = args.out_dir.join(format!("{stem}.png"));
+    let sites = args.out_dir.join(format!("{stem}_sites.txt"));
+    save_png(result.image.clone().unsqueeze::<4>(), &png)?;
+    println!("Saved: {}", png.display());
+    write_sites(&sites, &result.sites)?;
+    println!("Saved: {}", sites.display());
+    let seconds = result.training_time.as_secs_f64();
+    println!("SSIM: {:.4}", result.ssim);
+    println!(
+        "Sites: {} | bpp: {:.4}",
+        result.sites.sites.len(),
+        result.bits_per_pixel
+    );
+    println!(
+        "Training time: {seconds:.2} s ({:.1} it/s)",
+        result.iterations as f64 / seconds.max(1e-9)
+    );
+    println!("PSNR: {:.4} dB", result.psnr);
     Ok(())
 }

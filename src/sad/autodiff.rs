@@ -1,5 +1,5 @@
 //! Autodiff for the render op: the backward runs the hand-written backward kernel. The
-//! candidate ops are not differentiable and pass through.
+//! candidate and training ops are not differentiable and pass through.
 
 use burn::backend::{
     AutodiffBackend, Backend,
@@ -11,6 +11,8 @@ use burn::backend::{
     },
     tensor::{FloatTensor, IntTensor},
 };
+
+use burn_sad_kernels::sad::{AdamStep, StatisticsKind};
 
 use super::{PassConfig, RenderGeometry, SadBackend};
 
@@ -82,6 +84,20 @@ impl<B: SadBackend, C: CheckpointStrategy> SadBackend for Autodiff<B, C> {
         ))
     }
 
+    fn sad_squared_error_gradients(
+        sites: FloatTensor<Self>,
+        candidates: IntTensor<Self>,
+        target: FloatTensor<Self>,
+        geometry: RenderGeometry,
+    ) -> FloatTensor<Self> {
+        Self::from_inner(B::sad_squared_error_gradients(
+            sites.into_primitive(),
+            candidates,
+            target.into_primitive(),
+            geometry,
+        ))
+    }
+
     fn sad_init_candidates(
         sites: FloatTensor<Self>,
         geometry: RenderGeometry,
@@ -110,5 +126,56 @@ impl<B: SadBackend, C: CheckpointStrategy> SadBackend for Autodiff<B, C> {
             geometry,
             pass,
         )
+    }
+
+    fn sad_site_statistics(
+        sites: FloatTensor<Self>,
+        candidates: IntTensor<Self>,
+        target: FloatTensor<Self>,
+        geometry: RenderGeometry,
+        kind: StatisticsKind,
+    ) -> FloatTensor<Self> {
+        Self::from_inner(B::sad_site_statistics(
+            sites.into_primitive(),
+            candidates,
+            target.into_primitive(),
+            geometry,
+            kind,
+        ))
+    }
+
+    fn sad_tau_diffusion(
+        sites: FloatTensor<Self>,
+        candidates: IntTensor<Self>,
+        raw: FloatTensor<Self>,
+        geometry: RenderGeometry,
+        lambda: f32,
+        passes: u32,
+    ) -> FloatTensor<Self> {
+        Self::from_inner(B::sad_tau_diffusion(
+            sites.into_primitive(),
+            candidates,
+            raw.into_primitive(),
+            geometry,
+            lambda,
+            passes,
+        ))
+    }
+
+    fn sad_adam_step(
+        sites: FloatTensor<Self>,
+        grads: FloatTensor<Self>,
+        tau_grads: FloatTensor<Self>,
+        state: FloatTensor<Self>,
+        step: AdamStep,
+    ) -> (FloatTensor<Self>, FloatTensor<Self>) {
+        let (sites, state) = B::sad_adam_step(
+            sites.into_primitive(),
+            grads.into_primitive(),
+            tau_grads.into_primitive(),
+            state.into_primitive(),
+            step,
+        );
+        (Self::from_inner(sites), Self::from_inner(state))
     }
 }

@@ -4,6 +4,7 @@ use burn::backend::{
     Backend, backend_extension,
     tensor::{FloatTensor, IntTensor},
 };
+use burn_sad_kernels::sad::{AdamStep, StatisticsKind};
 
 /// The image a render produces and the candidate grid it reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -86,6 +87,15 @@ pub trait SadBackend: Backend {
         geometry: RenderGeometry,
     ) -> FloatTensor<Self>;
 
+    /// ∂L/∂sites (`[capacity, 10]`) of the summed squared error L = Σ (image − target)² against
+    /// `target` (`[3, height, width]`), in one pass that recomputes the render per pixel.
+    fn sad_squared_error_gradients(
+        sites: FloatTensor<Self>,
+        candidates: IntTensor<Self>,
+        target: FloatTensor<Self>,
+        geometry: RenderGeometry,
+    ) -> FloatTensor<Self>;
+
     /// Random lists from `seed`, with every active site written into its own cell's slot 0.
     fn sad_init_candidates(
         sites: FloatTensor<Self>,
@@ -105,4 +115,35 @@ pub trait SadBackend: Backend {
         geometry: RenderGeometry,
         pass: PassConfig,
     ) -> IntTensor<Self>;
+
+    /// Per-site statistics of the render against `target` (`[3, height, width]`):
+    /// `[capacity, kind.channels()]`, summed over pixels.
+    fn sad_site_statistics(
+        sites: FloatTensor<Self>,
+        candidates: IntTensor<Self>,
+        target: FloatTensor<Self>,
+        geometry: RenderGeometry,
+        kind: StatisticsKind,
+    ) -> FloatTensor<Self>;
+
+    /// `passes` Jacobi passes of tau-gradient diffusion of the log τ column of `grads`
+    /// (`[capacity, 10]`) with weight `lambda`, over each site's home-cell candidates:
+    /// `[capacity]`.
+    fn sad_tau_diffusion(
+        sites: FloatTensor<Self>,
+        candidates: IntTensor<Self>,
+        grads: FloatTensor<Self>,
+        geometry: RenderGeometry,
+        lambda: f32,
+        passes: u32,
+    ) -> FloatTensor<Self>;
+
+    /// One Adam step of every site: the new `[capacity, 10]` sites and `[capacity, 18]` state.
+    fn sad_adam_step(
+        sites: FloatTensor<Self>,
+        grads: FloatTensor<Self>,
+        tau_grads: FloatTensor<Self>,
+        state: FloatTensor<Self>,
+        step: AdamStep,
+    ) -> (FloatTensor<Self>, FloatTensor<Self>);
 }

@@ -3,7 +3,7 @@
 
 use burn::tensor::{DType, Shape};
 use burn_fusion::{Fusion, FusionBackend, FusionTensor};
-use burn_sad_kernels::sad::K;
+use burn_sad_kernels::sad::{ADAM_STATE, AdamStep, K, StatisticsKind};
 
 use super::{PassConfig, RenderGeometry, SadBackend};
 use crate::fusion_op::{Mixed, register_op};
@@ -65,6 +65,37 @@ impl<B: FusionBackend + SadBackend> SadBackend for Fusion<B> {
                   }| Mixed {
                 floats: [B::sad_render_backward(
                     sites, candidates, grad_image, geometry,
+                )],
+                ints: [],
+            },
+        )
+        .floats;
+        grads
+    }
+
+    fn sad_squared_error_gradients(
+        sites: Lazy<B>,
+        candidates: Lazy<B>,
+        target: Lazy<B>,
+        geometry: RenderGeometry,
+    ) -> Lazy<B> {
+        let grads = (sites.shape.clone(), sites.dtype);
+        let [grads] = register_op::<B, 2, 1, 1, 0>(
+            format!("burn_sad::sad_squared_error_gradients::{geometry:?}"),
+            Mixed {
+                floats: [sites, target],
+                ints: [candidates],
+            },
+            Mixed {
+                floats: [grads],
+                ints: [],
+            },
+            move |Mixed {
+                      floats: [sites, target],
+                      ints: [candidates],
+                  }| Mixed {
+                floats: [B::sad_squared_error_gradients(
+                    sites, candidates, target, geometry,
                 )],
                 ints: [],
             },
@@ -147,5 +178,107 @@ impl<B: FusionBackend + SadBackend> SadBackend for Fusion<B> {
         )
         .ints;
         ids
+    }
+
+    fn sad_site_statistics(
+        sites: Lazy<B>,
+        candidates: Lazy<B>,
+        target: Lazy<B>,
+        geometry: RenderGeometry,
+        kind: StatisticsKind,
+    ) -> Lazy<B> {
+        let stats = (Shape::new([sites.shape[0], kind.channels()]), sites.dtype);
+        let [stats] = register_op::<B, 2, 1, 1, 0>(
+            format!("burn_sad::sad_site_statistics::{geometry:?}::{kind:?}"),
+            Mixed {
+                floats: [sites, target],
+                ints: [candidates],
+            },
+            Mixed {
+                floats: [stats],
+                ints: [],
+            },
+            move |Mixed {
+                      floats: [sites, target],
+                      ints: [candidates],
+                  }| Mixed {
+                floats: [B::sad_site_statistics(
+                    sites, candidates, target, geometry, kind,
+                )],
+                ints: [],
+            },
+        )
+        .floats;
+        stats
+    }
+
+    fn sad_tau_diffusion(
+        sites: Lazy<B>,
+        candidates: Lazy<B>,
+        raw: Lazy<B>,
+        geometry: RenderGeometry,
+        lambda: f32,
+        passes: u32,
+    ) -> Lazy<B> {
+        let out = (Shape::new([raw.shape[0]]), raw.dtype);
+        let [out] = register_op::<B, 2, 1, 1, 0>(
+            format!("burn_sad::sad_tau_diffusion::{geometry:?}::{lambda}::{passes}"),
+            Mixed {
+                floats: [sites, raw],
+                ints: [candidates],
+            },
+            Mixed {
+                floats: [out],
+                ints: [],
+            },
+            move |Mixed {
+                      floats: [sites, raw],
+                      ints: [candidates],
+                  }| Mixed {
+                floats: [B::sad_tau_diffusion(
+                    sites, candidates, raw, geometry, lambda, passes,
+                )],
+                ints: [],
+            },
+        )
+        .floats;
+        out
+    }
+
+    fn sad_adam_step(
+        sites: Lazy<B>,
+        grads: Lazy<B>,
+        tau_grads: Lazy<B>,
+        state: Lazy<B>,
+        step: AdamStep,
+    ) -> (Lazy<B>, Lazy<B>) {
+        let capacity = sites.shape[0];
+        let outputs = [
+            (sites.shape.clone(), sites.dtype),
+            (Shape::new([capacity, ADAM_STATE]), state.dtype),
+        ];
+        let [sites, state] = register_op::<B, 4, 0, 2, 0>(
+            format!("burn_sad::sad_adam_step::{step:?}"),
+            Mixed {
+                floats: [sites, grads, tau_grads, state],
+                ints: [],
+            },
+            Mixed {
+                floats: outputs,
+                ints: [],
+            },
+            move |Mixed {
+                      floats: [sites, grads, tau_grads, state],
+                      ..
+                  }| {
+                let (sites, state) = B::sad_adam_step(sites, grads, tau_grads, state, step);
+                Mixed {
+                    floats: [sites, state],
+                    ints: [],
+                }
+            },
+        )
+        .floats;
+        (sites, state)
     }
 }

@@ -7,8 +7,10 @@ use burn_cubecl::{
     tensor::CubeTensor,
 };
 use burn_sad_kernels::sad::{
-    K, SITE_PARAMS, TILE, candidate_pass_kernel, clear_kernel, init_candidates_kernel,
-    jfa_flood_kernel, render_backward_kernel, render_kernel, seed_candidates_kernel,
+    ADAM_STATE, AdamStep, AdamStepLaunch, K, LOG_TAU, SITE_PARAMS, StatisticsKind, TILE,
+    adam_kernel, candidate_pass_kernel, clear_kernel, init_candidates_kernel, jfa_flood_kernel,
+    render_backward_kernel, render_kernel, seed_candidates_kernel, site_statistics_kernel,
+    tau_diffusion_kernel,
 };
 use cubecl::{CubeCount, CubeDim};
 
@@ -37,6 +39,32 @@ fn cell_grid(geometry: RenderGeometry) -> (CubeCount, CubeDim) {
         ),
         CubeDim::new_2d(CELL_TILE, CELL_TILE),
     )
+}
+
+fn site_grid(sites: usize) -> (CubeCount, CubeDim) {
+    (
+        CubeCount::Static((sites as u32).div_ceil(256).max(1), 1, 1),
+        CubeDim::new_1d(256),
+    )
+}
+
+/// A zeroed contiguous f32 accumulator of `shape`.
+fn zeros_f32(like: &CubeTensor, shape: Shape) -> CubeTensor {
+    let values = empty_f32(like, shape);
+    let (count, dim) = site_grid(values.shape().num_elements());
+    clear_kernel::launch(
+        &like.client,
+        count,
+        dim,
+        values.clone().into_tensor_arg(),
+        dtype_to_storage_type(values.dtype),
+    );
+    values
+}
+
+/// Whether the runtime has float atomics in shared memory (CUDA and HIP do; WGSL does not).
+fn native_shared_atomics(tensor: &CubeTensor) -> bool {
+    matches!(tensor.client.name(), "cuda" | "hip")
 }
 
 fn capacity(sites: &CubeTensor) -> usize {
@@ -102,36 +130,16 @@ impl SadBackend for CubeBackend {
         grad_image: CubeTensor,
         geometry: RenderGeometry,
     ) -> CubeTensor {
-        let sites = into_contiguous(sites);
-        let candidates = ids(candidates);
-        let grad_image = into_contiguous(grad_image);
-        let grads = empty_f32(&sites, Shape::new([capacity(&sites), SITE_PARAMS]));
-        let elements = capacity(&sites) * SITE_PARAMS;
-        clear_kernel::launch(
-            &sites.client,
-            CubeCount::Static((elements as u32).div_ceil(256), 1, 1),
-            CubeDim::new_1d(256),
-            grads.clone().into_tensor_arg(),
-            dtype_to_storage_type(grads.dtype),
-        );
-        let (count, dim) = image_grid(geometry);
-        render_backward_kernel::launch(
-            &sites.client,
-            count,
-            dim,
-            sites.clone().into_tensor_arg(),
-            candidates.into_tensor_arg(),
-            grad_image.into_tensor_arg(),
-            grads.clone().into_tensor_arg(),
-            geometry.width,
-            geometry.height,
-            geometry.cand_w(),
-            geometry.cand_h(),
-            capacity(&sites),
-            geometry.inv_scale_sq(),
-            dtype_to_storage_type(sites.dtype),
-        );
-        grads
+        backward(sites, candidates, grad_image, geometry, false)
+    }
+
+    fn sad_squared_error_gradients(
+        sites: CubeTensor,
+        candidates: CubeTensor,
+        target: CubeTensor,
+        geometry: RenderGeometry,
+    ) -> CubeTensor {
+        backward(sites, candidates, target, geometry, true)
     }
 
     fn sad_init_candidates(sites: CubeTensor, geometry: RenderGeometry, seed: u32) -> CubeTensor {
@@ -235,6 +243,170 @@ impl SadBackend for CubeBackend {
         );
         output
     }
+
+    fn sad_site_statistics(
+        sites: CubeTensor,
+        candidates: CubeTensor,
+        target: CubeTensor,
+        geometry: RenderGeometry,
+        kind: StatisticsKind,
+    ) -> CubeTensor {
+        let sites = into_contiguous(sites);
+        let candidates = ids(candidates);
+        let target = into_contiguous(target);
+        let stats = zeros_f32(&sites, Shape::new([capacity(&sites), kind.channels()]));
+        let (count, dim) = image_grid(geometry);
+        site_statistics_kernel::launch(
+            &sites.client,
+            count,
+            dim,
+            sites.clone().into_tensor_arg(),
+            candidates.into_tensor_arg(),
+            target.into_tensor_arg(),
+            stats.clone().into_tensor_arg(),
+            geometry.width,
+            geometry.height,
+            geometry.cand_w(),
+            geometry.cand_h(),
+            capacity(&sites),
+            geometry.inv_scale_sq(),
+            kind,
+            native_shared_atomics(&sites),
+            dtype_to_storage_type(sites.dtype),
+        );
+        stats
+    }
+
+    fn sad_tau_diffusion(
+        sites: CubeTensor,
+        candidates: CubeTensor,
+        grads: CubeTensor,
+        geometry: RenderGeometry,
+        lambda: f32,
+        passes: u32,
+    ) -> CubeTensor {
+        let sites = into_contiguous(sites);
+        let candidates = ids(candidates);
+        let grads = into_contiguous(grads);
+        let count_sites = capacity(&sites);
+        let (count, dim) = site_grid(count_sites);
+        // The first pass reads the log τ column of the gradients; zero passes is one pass with
+        // λ = 0, which copies that column out.
+        let (passes, lambda) = if passes == 0 {
+            (1, 0.0)
+        } else {
+            (passes, lambda)
+        };
+        let mut current = grads.clone();
+        let mut stride = SITE_PARAMS;
+        let mut offset = LOG_TAU;
+        for _ in 0..passes {
+            let next = empty_f32(&sites, Shape::new([count_sites]));
+            tau_diffusion_kernel::launch(
+                &sites.client,
+                count.clone(),
+                dim,
+                sites.clone().into_tensor_arg(),
+                candidates.clone().into_tensor_arg(),
+                grads.clone().into_tensor_arg(),
+                SITE_PARAMS,
+                LOG_TAU,
+                current.into_tensor_arg(),
+                stride,
+                offset,
+                next.clone().into_tensor_arg(),
+                geometry.cand_w(),
+                geometry.cand_h(),
+                1.0 / geometry.downscale.max(1) as f32,
+                count_sites,
+                lambda,
+            );
+            current = next;
+            (stride, offset) = (1, 0);
+        }
+        current
+    }
+
+    fn sad_adam_step(
+        sites: CubeTensor,
+        grads: CubeTensor,
+        tau_grads: CubeTensor,
+        state: CubeTensor,
+        step: AdamStep,
+    ) -> (CubeTensor, CubeTensor) {
+        let sites = into_contiguous(sites);
+        let grads = into_contiguous(grads);
+        let tau_grads = into_contiguous(tau_grads);
+        let state = into_contiguous(state);
+        let sites_count = capacity(&sites);
+        let out_sites = empty_f32(&sites, Shape::new([sites_count, SITE_PARAMS]));
+        let out_state = empty_f32(&sites, Shape::new([sites_count, ADAM_STATE]));
+        let (count, dim) = site_grid(sites_count);
+        adam_kernel::launch(
+            &sites.client,
+            count,
+            dim,
+            sites.clone().into_tensor_arg(),
+            grads.into_tensor_arg(),
+            tau_grads.into_tensor_arg(),
+            state.into_tensor_arg(),
+            out_sites.clone().into_tensor_arg(),
+            out_state.clone().into_tensor_arg(),
+            AdamStepLaunch::new(
+                step.lr_position,
+                step.lr_log_tau,
+                step.lr_radius,
+                step.lr_color,
+                step.lr_direction,
+                step.lr_log_aniso,
+                step.beta1,
+                step.beta2,
+                step.eps,
+                step.correction1,
+                step.correction2,
+                step.grad_scale,
+                step.max_x,
+                step.max_y,
+            ),
+            sites_count,
+        );
+        (out_sites, out_state)
+    }
+}
+
+/// The backward kernel, from ∂L/∂image or (`from_target`) from the target of a summed squared
+/// error.
+fn backward(
+    sites: CubeTensor,
+    candidates: CubeTensor,
+    image: CubeTensor,
+    geometry: RenderGeometry,
+    from_target: bool,
+) -> CubeTensor {
+    let sites = into_contiguous(sites);
+    let candidates = ids(candidates);
+    let image = into_contiguous(image);
+    let grads = zeros_f32(&sites, Shape::new([capacity(&sites), SITE_PARAMS]));
+    let (count, dim) = image_grid(geometry);
+    render_backward_kernel::launch(
+        &sites.client,
+        count,
+        dim,
+        sites.clone().into_tensor_arg(),
+        candidates.into_tensor_arg(),
+        image.into_tensor_arg(),
+        grads.clone().into_tensor_arg(),
+        geometry.width,
+        geometry.height,
+        geometry.cand_w(),
+        geometry.cand_h(),
+        capacity(&sites),
+        geometry.inv_scale_sq(),
+        from_target,
+        native_shared_atomics(&sites),
+        dtype_to_storage_type(sites.dtype),
+    );
+    grads
 }
 
 /// Writes every active site into slot 0 of its cell.

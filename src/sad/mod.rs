@@ -7,12 +7,14 @@
 //!   propagation passes.
 //! - [`render`] is the differentiable render op, with a hand-written backward kernel.
 //! - [`render_sites`] is the reference's render-only mode.
+//! - [`fit`] fits an image: the reference trainer's complete recipe.
 
 mod autodiff;
 mod backend;
 mod candidates;
 mod error;
 mod file;
+pub mod fit;
 mod fusion;
 #[cfg(feature = "cube")]
 mod launch;
@@ -25,7 +27,9 @@ pub use backend::{PassConfig, RenderGeometry, SadBackend};
 pub use candidates::{Candidates, HilbertOrder, PropagationOptions, jump_for_pass};
 pub use error::{SadError, SitesFileError};
 pub use file::{HEADER, format_g9, parse_sites, read_sites, sites_to_string, write_sites};
-pub use reference::{exact_candidates, ranking_key, render_reference};
+pub use reference::{
+    blend_at, cell_of_pixel, exact_candidates, ranking_key, render_reference, site_score,
+};
 pub use render::{render, try_render};
 pub use render_only::{
     RenderOnlyOptions, RenderedSites, psnr, render_sites, render_sites_with_progress,

@@ -25,9 +25,7 @@ pub fn render_reference(
     let mut points = Vec::with_capacity(pixels * K * 2);
     for y in 0..height {
         for x in 0..width {
-            let cx = (x * geometry.cand_w() / width).min(geometry.cand_w() - 1);
-            let cy = (y * geometry.cand_h() / height).min(geometry.cand_h() - 1);
-            cells.push((cy * geometry.cand_w() + cx) as i32);
+            cells.push(cell_of_pixel(x, y, geometry) as i32);
             for _ in 0..K {
                 points.extend([x as f32, y as f32]);
             }
@@ -75,22 +73,66 @@ pub fn render_reference(
     blended.transpose().reshape([3, height, width])
 }
 
-/// The ranking key of `site` at cell point (`qx`, `qy`), as the kernels compute it; `None` for an
-/// inactive site or a non-finite key.
-pub fn ranking_key(site: &[f32; SITE_PARAMS], qx: f32, qy: f32, inv_scale_sq: f32) -> Option<f32> {
-    if site[0] < 0.0 {
-        return None;
-    }
+/// The score s of `site` at point (`qx`, `qy`) (see the kernels' module docs), with e^a floored
+/// at 1e-8 before it is inverted.
+pub fn site_score(site: &[f32; SITE_PARAMS], qx: f32, qy: f32, inv_scale_sq: f32) -> f32 {
     let (dx, dy) = (qx - site[0], qy - site[1]);
     let diff2 = dx * dx + dy * dy;
     let proj = site[7] * dx + site[8] * dy;
     let proj2 = proj * proj;
     let perp2 = (diff2 - proj2).max(0.0);
     let stretch = site[9].exp();
-    let d2 = ((stretch * proj2 + perp2 / stretch) * inv_scale_sq).max(1e-8);
-    let score = d2.sqrt() - site[3] * inv_scale_sq.sqrt();
-    let key = site[2].exp().max(1e-4) * score;
+    let d2 = ((stretch * proj2 + perp2 / stretch.max(1e-8)) * inv_scale_sq).max(1e-8);
+    d2.sqrt() - site[3] * inv_scale_sq.sqrt()
+}
+
+/// The ranking key of `site` at cell point (`qx`, `qy`), as the kernels compute it; `None` for an
+/// inactive site or a non-finite key.
+pub fn ranking_key(site: &[f32; SITE_PARAMS], qx: f32, qy: f32, inv_scale_sq: f32) -> Option<f32> {
+    if site[0] < 0.0 {
+        return None;
+    }
+    let key = site[2].exp().max(1e-4) * site_score(site, qx, qy, inv_scale_sq);
     key.is_finite().then_some(key)
+}
+
+/// The blend of pixel (`x`, `y`) over the ids of its cell: `(site, weight)` per live slot,
+/// softmax of −τ·s with max subtraction (the kernels' `blend_weights`).
+pub fn blend_at(
+    sites: &[[f32; SITE_PARAMS]],
+    ids: &[i32],
+    x: usize,
+    y: usize,
+    inv_scale_sq: f32,
+) -> Vec<(usize, f32)> {
+    let mut slots: Vec<(usize, f32)> = ids
+        .iter()
+        .filter_map(|&id| {
+            let site = sites.get(usize::try_from(id).ok()?)?;
+            (site[0] >= 0.0).then(|| {
+                let z = -site[2].exp() * site_score(site, x as f32, y as f32, inv_scale_sq);
+                (id as usize, z)
+            })
+        })
+        .collect();
+    let max = slots.iter().map(|s| s.1).fold(f32::NEG_INFINITY, f32::max);
+    let mut sum = 0.0;
+    for slot in &mut slots {
+        slot.1 = (slot.1 - max).exp();
+        sum += slot.1;
+    }
+    let inv_sum = 1.0 / sum.max(1e-8);
+    for slot in &mut slots {
+        slot.1 *= inv_sum;
+    }
+    slots
+}
+
+/// The cell of the candidate grid that pixel (`x`, `y`) reads.
+pub fn cell_of_pixel(x: usize, y: usize, geometry: RenderGeometry) -> usize {
+    let cx = (x * geometry.cand_w() / geometry.width).min(geometry.cand_w() - 1);
+    let cy = (y * geometry.cand_h() / geometry.height).min(geometry.cand_h() - 1);
+    cy * geometry.cand_w() + cx
 }
 
 /// The exact candidate lists: for every cell, the [`K`] active sites of smallest ranking key at

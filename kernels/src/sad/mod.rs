@@ -1,4 +1,5 @@
-//! Soft Anisotropic Diagram kernels: the differentiable render and the candidate lists.
+//! Soft Anisotropic Diagram kernels: the differentiable render, the candidate lists and the
+//! training steps (per-site statistics, tau diffusion, Adam).
 //!
 //! # Sites
 //! A site is 10 f32 values in this order ([`SITE_PARAMS`] per site, row-major `[capacity, 10]`):
@@ -18,17 +19,27 @@
 
 #![allow(clippy::needless_range_loop, clippy::collapsible_if)]
 
+mod adam;
 mod blend;
 mod candidates;
 mod render;
 mod render_backward;
 mod score;
+mod statistics;
+mod tau_diffusion;
+mod tile_hash;
 
+pub use adam::{
+    ADAM_STATE, AdamStep, AdamStepLaunch, M_COLOR, M_DIRECTION, M_LOG_ANISO, M_LOG_TAU, M_POSITION,
+    M_RADIUS, V_POSITION, adam_kernel,
+};
 pub use candidates::{
     candidate_pass_kernel, init_candidates_kernel, jfa_flood_kernel, seed_candidates_kernel,
 };
 pub use render::render_kernel;
 pub use render_backward::{clear_kernel, render_backward_kernel};
+pub use statistics::{DENSIFY_STATS, StatisticsKind, site_statistics_kernel};
+pub use tau_diffusion::tau_diffusion_kernel;
 
 /// Candidates per pixel.
 pub const K: usize = 8;

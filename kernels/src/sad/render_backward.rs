@@ -6,23 +6,17 @@ use cubecl::prelude::*;
 use super::blend::blend_weights;
 use super::render::cell_of_pixel;
 use super::score::site_score;
-use super::{COLOR, DIRECTION, K, LOG_ANISO, LOG_TAU, POSITION, RADIUS, SITE_PARAMS, TILE};
-
-/// Hash-table slots per tile, one per unit.
-const SLOTS: usize = TILE * TILE;
-/// An empty hash-table slot.
-const FREE: u32 = u32::MAX;
-/// Linear probes before a contribution goes straight to global memory.
-const PROBES: usize = 8;
+use super::tile_hash::{TileHash, accumulate, flush};
+use super::{COLOR, DIRECTION, K, LOG_ANISO, LOG_TAU, POSITION, RADIUS, SITE_PARAMS};
 
 /// Accumulates ∂L/∂site into `grads` (`[capacity, 10]`, zeroed by the caller), from `grad_image`
-/// (`[3, height, width]`, ∂L/∂image).
+/// (`[3, height, width]`, ∂L/∂image), or, with `from_target`, for the summed squared error
+/// against the image `grad_image` holds (∂L/∂ĉ = 2(ĉ − t), formed in the kernel: no render pass).
 ///
 /// Every pixel recomputes its forward blend, then adds its contribution to each live slot's
 /// site. Contributions are first summed per tile in a shared-memory hash table keyed by site id
 /// (neighbouring pixels share most of their candidates), and each occupied entry is flushed with
-/// one global atomic add per parameter; a contribution that finds no free entry within
-/// [`PROBES`] probes goes to global memory directly. Every unit reaches every barrier: pixels
+/// one global atomic add per parameter (see [`TileHash`]). Every unit reaches every barrier: pixels
 /// outside the image only skip the work.
 ///
 /// Launch with `(TILE, TILE)` cubes over the image.
@@ -39,18 +33,11 @@ pub fn render_backward_kernel<F: Float>(
     cand_h: usize,
     site_count: usize,
     inv_scale_sq: f32,
+    #[comptime] from_target: bool,
+    #[comptime] native_atomics: bool,
     #[define(F)] _dtype: ElemType,
 ) {
-    let unit = UNIT_POS as usize;
-    let keys = Shared::<[Atomic<u32>]>::new_slice(SLOTS);
-    // f32 sums stored as their bits: WGSL has no float atomics in workgroup memory.
-    let sums = Shared::<[Atomic<u32>]>::new_slice(SLOTS * SITE_PARAMS);
-    keys[unit].store(FREE);
-    #[unroll]
-    for p in 0..SITE_PARAMS {
-        sums[p * SLOTS + unit].store(0u32);
-    }
-    sync_cube();
+    let hash = TileHash::<F>::new(SITE_PARAMS, native_atomics);
 
     let x = CUBE_POS_X as usize * CUBE_DIM_X as usize + UNIT_POS_X as usize;
     let y = CUBE_POS_Y as usize * CUBE_DIM_Y as usize + UNIT_POS_Y as usize;
@@ -93,7 +80,12 @@ pub fn render_backward_kernel<F: Float>(
             let mut upstream = Array::<F>::new(3usize);
             #[unroll]
             for c in 0..3 {
-                upstream[c] = grad_image[c * plane + pixel];
+                let given = grad_image[c * plane + pixel];
+                if comptime![from_target] {
+                    upstream[c] = F::new(2.0) * (pred[c] - given);
+                } else {
+                    upstream[c] = given;
+                }
             }
 
             let inv_scale = F::sqrt(inv_scale_sq);
@@ -132,80 +124,20 @@ pub fn render_backward_kernel<F: Float>(
                     let dir_scale = shape_scale * F::new(2.0) * along * inv_scale_sq;
                     contribution[DIRECTION] = dir_scale * score.dx;
                     contribution[DIRECTION + 1] = dir_scale * score.dy;
-                    accumulate::<F>(&keys, &sums, grads, site, &contribution);
+                    accumulate::<F>(
+                        &hash,
+                        grads,
+                        site,
+                        &contribution,
+                        SITE_PARAMS,
+                        native_atomics,
+                    );
                 }
             }
         }
     }
 
-    sync_cube();
-    let key = keys[unit].load();
-    if key != FREE {
-        #[unroll]
-        for p in 0..SITE_PARAMS {
-            let value = f32::reinterpret(sums[p * SLOTS + unit].load());
-            grads[key as usize * SITE_PARAMS + p].fetch_add(F::cast_from(value));
-        }
-    }
-}
-
-/// Adds one site's contribution to the tile's hash table, or to global memory when the table
-/// has no room for it.
-#[cube]
-fn accumulate<F: Float>(
-    keys: &Shared<[Atomic<u32>]>,
-    sums: &Shared<[Atomic<u32>]>,
-    grads: &mut Tensor<Atomic<F>>,
-    site: usize,
-    contribution: &Array<F>,
-) {
-    let id = site as u32;
-    let start = id * 2654435761u32;
-    let mut done = false;
-    #[unroll]
-    for probe in 0..PROBES {
-        if !done {
-            let slot = ((start + probe as u32) & (SLOTS as u32 - 1)) as usize;
-            // A weak exchange may fail spuriously: look at what the slot holds afterwards.
-            let mut holder = keys[slot].compare_exchange_weak(FREE, id);
-            if holder == FREE {
-                holder = keys[slot].load();
-                while holder == FREE {
-                    keys[slot].compare_exchange_weak(FREE, id);
-                    holder = keys[slot].load();
-                }
-            }
-            if holder == id {
-                #[unroll]
-                for p in 0..SITE_PARAMS {
-                    add_bits(sums, p * SLOTS + slot, f32::cast_from(contribution[p]));
-                }
-                done = true;
-            }
-        }
-    }
-    if !done {
-        #[unroll]
-        for p in 0..SITE_PARAMS {
-            grads[site * SITE_PARAMS + p].fetch_add(contribution[p]);
-        }
-    }
-}
-
-/// Atomically adds `value` to the f32 whose bits `cells[index]` holds (a compare-exchange loop).
-#[cube]
-fn add_bits(cells: &Shared<[Atomic<u32>]>, index: usize, value: f32) {
-    let mut expected = cells[index].load();
-    let mut pending = true;
-    while pending {
-        let sum = u32::reinterpret(f32::reinterpret(expected) + value);
-        let seen = cells[index].compare_exchange_weak(expected, sum);
-        if seen == expected {
-            pending = false;
-        } else {
-            expected = seen;
-        }
-    }
+    flush::<F>(&hash, grads, SITE_PARAMS, native_atomics);
 }
 
 /// Sets every element of `values` to zero (the backward's accumulator, before it runs).

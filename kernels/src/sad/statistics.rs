@@ -1,0 +1,150 @@
+//! Per-site statistics of the current render against the target, for pruning and densifying.
+
+use cubecl::prelude::*;
+
+use super::blend::blend_weights;
+use super::render::cell_of_pixel;
+use super::tile_hash::{TileHash, accumulate, flush};
+use super::{COLOR, K, SITE_PARAMS};
+
+/// Channels of the densify statistics: mass, energy, ω, ω·x, ω·y, ω·x², ω·x·y, ω·y².
+pub const DENSIFY_STATS: usize = 8;
+
+/// What [`site_statistics_kernel`] accumulates per site.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum StatisticsKind {
+    /// One channel: the increase of the squared error if the site were removed, summed over the
+    /// pixels that blend it (1e6 per pixel the site fully owns).
+    RemovalDelta,
+    /// [`DENSIFY_STATS`] channels: for total blend weight W of the site at a pixel with squared
+    /// error e, W, W·e and, with ω = W·min(e, 1), ω, ω·x, ω·y, ω·x², ω·x·y, ω·y².
+    Densify,
+}
+
+impl StatisticsKind {
+    /// Channels per site of the output.
+    pub const fn channels(self) -> usize {
+        match self {
+            StatisticsKind::RemovalDelta => 1,
+            StatisticsKind::Densify => DENSIFY_STATS,
+        }
+    }
+}
+
+/// Accumulates per-site statistics into `stats` (`[capacity, kind.channels()]`, zeroed by the
+/// caller) from the render of `sites` against `target` (`[3, height, width]`).
+///
+/// Every pixel recomputes its blend; a site listed in several slots counts once, with its total
+/// weight W. Sums go through the tile hash (see [`TileHash`]; `native_atomics` where the runtime
+/// has float atomics in shared memory); every unit reaches every barrier.
+///
+/// Launch with `(TILE, TILE)` cubes over the image.
+#[cube(launch)]
+#[allow(clippy::too_many_arguments)]
+pub fn site_statistics_kernel<F: Float>(
+    sites: &Tensor<F>,
+    candidates: &Tensor<i32>,
+    target: &Tensor<F>,
+    stats: &mut Tensor<Atomic<F>>,
+    width: usize,
+    height: usize,
+    cand_w: usize,
+    cand_h: usize,
+    site_count: usize,
+    inv_scale_sq: f32,
+    #[comptime] kind: StatisticsKind,
+    #[comptime] native_atomics: bool,
+    #[define(F)] _dtype: ElemType,
+) {
+    let channels = comptime![kind.channels()];
+    let hash = TileHash::<F>::new(channels, native_atomics);
+
+    let x = CUBE_POS_X as usize * CUBE_DIM_X as usize + UNIT_POS_X as usize;
+    let y = CUBE_POS_Y as usize * CUBE_DIM_Y as usize + UNIT_POS_Y as usize;
+    if x < width && y < height {
+        let cell = cell_of_pixel(x, y, width, height, cand_w, cand_h);
+        let qx = F::cast_from(x);
+        let qy = F::cast_from(y);
+        let blend = blend_weights::<F>(
+            sites,
+            candidates,
+            cell,
+            site_count,
+            qx,
+            qy,
+            F::cast_from(inv_scale_sq),
+            true,
+        );
+        if blend.any {
+            let weights = blend.weights;
+            let live = blend.live;
+            let ids = blend.ids;
+            let plane = height * width;
+            let pixel = y * width + x;
+            let mut pred = Array::<F>::new(3usize);
+            let mut truth = Array::<F>::new(3usize);
+            let mut err = F::new(0.0);
+            #[unroll]
+            for c in 0..3 {
+                let mut sum = F::new(0.0);
+                #[unroll]
+                for k in 0..K {
+                    if live[k] {
+                        sum += weights[k] * sites[ids[k] * SITE_PARAMS + COLOR + c];
+                    }
+                }
+                pred[c] = sum;
+                truth[c] = target[c * plane + pixel];
+                let d = sum - truth[c];
+                err += d * d;
+            }
+            #[unroll]
+            for k in 0..K {
+                let mut first = live[k];
+                let mut total = F::new(0.0);
+                #[unroll]
+                for j in 0..K {
+                    if live[j] && ids[j] == ids[k] {
+                        if j < k {
+                            first = false;
+                        } else {
+                            total += weights[j];
+                        }
+                    }
+                }
+                if first && total > F::new(0.0) {
+                    let site = ids[k];
+                    let mut values = Array::<F>::new(channels);
+                    if comptime![kind == StatisticsKind::RemovalDelta] {
+                        let rest = F::new(1.0) - total;
+                        let mut delta = F::new(1e6);
+                        if rest >= F::new(1e-4) {
+                            let mut without = F::new(0.0);
+                            #[unroll]
+                            for c in 0..3 {
+                                let colour = sites[site * SITE_PARAMS + COLOR + c];
+                                let d = (pred[c] - total * colour) / rest - truth[c];
+                                without += d * d;
+                            }
+                            delta = without - err;
+                        }
+                        values[0] = delta;
+                    } else {
+                        let omega = total * F::min(err, F::new(1.0));
+                        values[0] = total;
+                        values[1] = total * err;
+                        values[2] = omega;
+                        values[3] = omega * qx;
+                        values[4] = omega * qy;
+                        values[5] = omega * qx * qx;
+                        values[6] = omega * qx * qy;
+                        values[7] = omega * qy * qy;
+                    }
+                    accumulate::<F>(&hash, stats, site, &values, channels, native_atomics);
+                }
+            }
+        }
+    }
+
+    flush::<F>(&hash, stats, channels, native_atomics);
+}

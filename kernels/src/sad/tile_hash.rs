@@ -1,0 +1,146 @@
+//! Per-tile accumulation of per-site sums: neighbouring pixels share most of their candidates,
+//! so a tile first sums its contributions in a shared-memory hash table keyed by site id and
+//! then flushes each occupied entry with one global atomic add per channel.
+
+use cubecl::prelude::*;
+
+use super::TILE;
+
+/// Hash-table entries per tile, one per unit.
+const SLOTS: usize = TILE * TILE;
+/// An empty entry.
+const FREE: u32 = u32::MAX;
+/// Linear probes before a contribution goes straight to global memory.
+const PROBES: usize = 8;
+
+/// A tile's table: site ids and, per entry, `channels` f32 sums.
+///
+/// With `native` (CUDA, HIP) the sums are float atomics in shared memory, as the reference
+/// keeps them; otherwise they are stored as their bits and added with compare-exchange loops,
+/// since WGSL has no float atomics in workgroup memory. The unused store has one element.
+#[derive(CubeType)]
+pub struct TileHash<F: Float> {
+    keys: Shared<[Atomic<u32>]>,
+    bits: Shared<[Atomic<u32>]>,
+    floats: Shared<[Atomic<F>]>,
+}
+
+#[cube]
+impl<F: Float> TileHash<F> {
+    /// An empty table. Every unit of the cube must call it (it ends with a barrier).
+    pub fn new(#[comptime] channels: usize, #[comptime] native: bool) -> TileHash<F> {
+        let unit = UNIT_POS as usize;
+        let keys = Shared::<[Atomic<u32>]>::new_slice(SLOTS);
+        let bits = Shared::<[Atomic<u32>]>::new_slice(comptime![if native {
+            1
+        } else {
+            SLOTS * channels
+        }]);
+        let floats =
+            Shared::<[Atomic<F>]>::new_slice(comptime![if native { SLOTS * channels } else { 1 }]);
+        keys[unit].store(FREE);
+        #[unroll]
+        for c in 0..channels {
+            if comptime![native] {
+                floats[c * SLOTS + unit].store(F::new(0.0));
+            } else {
+                bits[c * SLOTS + unit].store(0u32);
+            }
+        }
+        sync_cube();
+        TileHash::<F> { keys, bits, floats }
+    }
+}
+
+/// Adds one site's `channels` values to the table, or to `out` (`[capacity, channels]`) when the
+/// table has no room for it.
+#[cube]
+pub fn accumulate<F: Float>(
+    hash: &TileHash<F>,
+    out: &mut Tensor<Atomic<F>>,
+    site: usize,
+    contribution: &Array<F>,
+    #[comptime] channels: usize,
+    #[comptime] native: bool,
+) {
+    let id = site as u32;
+    let start = id * 2654435761u32;
+    let mut done = false;
+    #[unroll]
+    for probe in 0..PROBES {
+        if !done {
+            let slot = ((start + probe as u32) & (SLOTS as u32 - 1)) as usize;
+            // A weak exchange may fail spuriously: look at what the slot holds afterwards.
+            let mut holder = hash.keys[slot].compare_exchange_weak(FREE, id);
+            if holder == FREE {
+                holder = hash.keys[slot].load();
+                while holder == FREE {
+                    hash.keys[slot].compare_exchange_weak(FREE, id);
+                    holder = hash.keys[slot].load();
+                }
+            }
+            if holder == id {
+                #[unroll]
+                for c in 0..channels {
+                    if comptime![native] {
+                        hash.floats[c * SLOTS + slot].fetch_add(contribution[c]);
+                    } else {
+                        add_bits(
+                            &hash.bits,
+                            c * SLOTS + slot,
+                            f32::cast_from(contribution[c]),
+                        );
+                    }
+                }
+                done = true;
+            }
+        }
+    }
+    if !done {
+        #[unroll]
+        for c in 0..channels {
+            out[site * channels + c].fetch_add(contribution[c]);
+        }
+    }
+}
+
+/// Adds every occupied entry to `out`. Every unit of the cube must call it (it starts with a
+/// barrier).
+#[cube]
+pub fn flush<F: Float>(
+    hash: &TileHash<F>,
+    out: &mut Tensor<Atomic<F>>,
+    #[comptime] channels: usize,
+    #[comptime] native: bool,
+) {
+    sync_cube();
+    let unit = UNIT_POS as usize;
+    let key = hash.keys[unit].load();
+    if key != FREE {
+        #[unroll]
+        for c in 0..channels {
+            let value = if comptime![native] {
+                hash.floats[c * SLOTS + unit].load()
+            } else {
+                F::cast_from(f32::reinterpret(hash.bits[c * SLOTS + unit].load()))
+            };
+            out[key as usize * channels + c].fetch_add(value);
+        }
+    }
+}
+
+/// Atomically adds `value` to the f32 whose bits `cells[index]` holds (a compare-exchange loop).
+#[cube]
+fn add_bits(cells: &Shared<[Atomic<u32>]>, index: usize, value: f32) {
+    let mut expected = cells[index].load();
+    let mut pending = true;
+    while pending {
+        let sum = u32::reinterpret(f32::reinterpret(expected) + value);
+        let seen = cells[index].compare_exchange_weak(expected, sum);
+        if seen == expected {
+            pending = false;
+        } else {
+            expected = seen;
+        }
+    }
+}

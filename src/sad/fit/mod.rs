@@ -1,0 +1,41 @@
+//! Fitting an image with SAD: the reference trainer's complete recipe (initialisation, Adam with
+//! per-group learning rates, tau-gradient diffusion, densify and prune to a bit budget).
+//!
+//! [`Trainer`] runs it step by step; [`fit`] runs it to the end. The training ops
+//! ([`site_statistics`], [`tau_diffusion`], [`adam_step`]) are CubeCL kernels with host
+//! references beside them ([`reference`]).
+
+mod budget;
+mod config;
+mod densify;
+mod init;
+mod ops;
+pub mod reference;
+mod target;
+mod trainer;
+
+pub use budget::{
+    BITS_PER_SITE, BudgetSolution, MAX_EVENT_SITES, Schedule, bits_per_pixel, solve_target_bpp,
+    target_sites,
+};
+pub use burn_sad_kernels::sad::{ADAM_STATE, AdamStep, DENSIFY_STATS, StatisticsKind};
+pub use config::TrainingConfig;
+pub use densify::{prune_candidates, split_candidates, split_sites};
+pub use init::{InitialShape, Initialisation};
+pub use ops::{adam_step, site_statistics, squared_error_gradients, tau_diffusion};
+pub use target::TargetImage;
+pub use trainer::{FitOptions, FitProgress, FitResult, PhaseTimes, Trainer, fit};
+
+/// Why a fit could not start.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum FitError {
+    /// A configuration key or option has a bad value, or the configuration file is unreadable.
+    #[error("config: {0}")]
+    Config(String),
+    /// The image is unusable (too small, too large).
+    #[error("image: {0}")]
+    Image(String),
+    /// The initialisation produced no live site.
+    #[error("initialisation placed no site (is the image flat? try --init-per-pixel)")]
+    NoSites,
+}
