@@ -11,65 +11,13 @@ use burn_sad::sad::fit::{
     solve_target_bpp, target_sites, tau_diffusion,
 };
 use burn_sad::sad::{Candidates, RenderGeometry, SiteTable};
-use common::device;
+use common::{assert_close, device, random_sites, values};
 
 const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data");
-
-fn values<const D: usize>(t: Tensor<D>) -> Vec<f32> {
-    t.try_to_vec_as::<f32>().expect("readable tensor")
-}
-
-/// Deterministic pseudo-random sites over a `width × height` image, a few of them inactive.
-fn scattered_sites(count: usize, width: usize, height: usize, seed: u64) -> SiteTable {
-    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    let mut next = || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        (state >> 40) as f32 / (1u64 << 24) as f32
-    };
-    let sites = (0..count)
-        .map(|i| {
-            let angle = next() * std::f32::consts::TAU;
-            let x = if i % 11 == 5 {
-                -1.0
-            } else {
-                next() * (width - 1) as f32
-            };
-            [
-                x,
-                next() * (height - 1) as f32,
-                3.0 + 2.0 * next(),
-                1.0 + 3.0 * next(),
-                next(),
-                next(),
-                next(),
-                angle.cos(),
-                angle.sin(),
-                next() * 2.0 - 1.0,
-            ]
-        })
-        .collect();
-    SiteTable {
-        width,
-        height,
-        sites,
-    }
-}
 
 fn photo_crop(width: usize, height: usize, device: &Device) -> TargetImage {
     let image = load_rgb(format!("{DATA}/chelsea.png"), device).expect("photo");
     TargetImage::from_tensor(image.slice([0..1, 0..3, 20..20 + height, 30..30 + width]))
-}
-
-fn assert_close(what: &str, got: &[f32], want: &[f32], rel: f32, abs: f32) {
-    assert_eq!(got.len(), want.len(), "{what}: length");
-    for (i, (g, w)) in got.iter().zip(want).enumerate() {
-        assert!(
-            (g - w).abs() <= abs + rel * w.abs(),
-            "{what}[{i}]: kernel {g} vs reference {w}"
-        );
-    }
 }
 
 #[test]
@@ -77,7 +25,7 @@ fn site_statistics_match_the_host_reference_on_a_photo() {
     let device = device();
     let (width, height) = (37, 29);
     let target = photo_crop(width, height, &device);
-    let table = scattered_sites(60, width, height, 3);
+    let table = random_sites(55, 5, width, height, 3);
     let sites = table.to_tensor(64, &device);
     let geometry = RenderGeometry::new(width, height);
     let candidates = Candidates::exact(&sites, geometry);
@@ -95,7 +43,7 @@ fn site_statistics_match_the_host_reference_on_a_photo() {
             want.iter().any(|v| *v != 0.0),
             "{kind:?}: nothing accumulated"
         );
-        assert_close(&format!("{kind:?}"), &got, &want, 2e-3, 2e-3);
+        assert_close(&got, &want, 2e-3, 2e-3, &format!("{kind:?}"));
     }
 }
 
@@ -103,7 +51,7 @@ fn site_statistics_match_the_host_reference_on_a_photo() {
 fn tau_diffusion_matches_the_host_reference() {
     let device = device();
     let (width, height) = (41, 23);
-    let table = scattered_sites(90, width, height, 5);
+    let table = random_sites(82, 8, width, height, 5);
     let sites = table.to_tensor(90, &device);
     let geometry = RenderGeometry::new(width, height);
     let candidates = Candidates::exact(&sites, geometry);
@@ -122,7 +70,7 @@ fn tau_diffusion_matches_the_host_reference() {
     assert_eq!(column, raw, "zero passes return the raw column");
     let want = reference::tau_diffusion_reference(&table.sites, &ids, &raw, geometry, 0.05, 4);
     assert_ne!(want, raw, "diffusion changed nothing");
-    assert_close("tau diffusion", &got, &want, 1e-5, 1e-5);
+    assert_close(&got, &want, 1e-5, 1e-5, "tau diffusion");
 }
 
 fn hand_step() -> AdamStep {
@@ -206,16 +154,16 @@ fn adam_step_equals_a_hand_computed_step() {
         dy / norm,
         aniso,
     ];
-    assert_close("stepped site", &sites[..10], &want, 1e-5, 1e-5);
+    assert_close(&sites[..10], &want, 1e-5, 1e-5, "stepped site");
     assert_eq!(&sites[10..], &dead, "inactive sites are left alone");
     assert_eq!(&state_out[ADAM_STATE..], &[0.5; ADAM_STATE]);
-    assert_close("moments", &state_out[..3], &[0.29, -0.1, v_pos], 1e-6, 1e-7);
+    assert_close(&state_out[..3], &[0.29, -0.1, v_pos], 1e-7, 1e-6, "moments");
 }
 
 #[test]
 fn adam_kernel_matches_the_host_reference_on_many_sites() {
     let device = device();
-    let table = scattered_sites(300, 50, 40, 9);
+    let table = random_sites(273, 27, 50, 40, 9);
     let sites = table.to_tensor(300, &device);
     let grads: Vec<f32> = (0..3000)
         .map(|i| ((i * 7919 % 201) as f32 - 100.0) * 0.37)
@@ -249,18 +197,18 @@ fn adam_kernel_matches_the_host_reference_on_many_sites() {
         .collect();
     reference::adam_step_reference(&mut host_sites, &mut host_state, &host_grads, &tau, &step);
     assert_close(
-        "sites",
         &values(got_sites),
         &host_sites.concat(),
         1e-5,
         1e-5,
+        "sites",
     );
     assert_close(
-        "state",
         &values(got_state),
         &host_state.concat(),
-        1e-5,
         1e-6,
+        1e-5,
+        "state",
     );
 }
 

@@ -12,46 +12,9 @@ use burn_sad::sad::{
     render_reference, render_sites, sites_to_string, try_render,
 };
 use burn_sad::ssim::uses_fused_kernels;
-use common::{assert_close, device, values};
+use common::{assert_close, device, random_sites, values};
 
 const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/sad");
-
-/// `count` random live sites over a `width × height` image, plus `dead` inactive slots spread
-/// among them; parameters in the ranges training produces.
-fn random_sites(count: usize, dead: usize, width: usize, height: usize, seed: u64) -> SiteTable {
-    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        (state >> 40) as f32 / (1u64 << 24) as f32
-    };
-    let mut sites = Vec::new();
-    for i in 0..count + dead {
-        if i % 7 == 3 && sites.len() < count + dead && i / 7 < dead {
-            sites.push([-1.0, -1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0]);
-            continue;
-        }
-        let angle = next() * std::f32::consts::TAU;
-        sites.push([
-            next() * (width - 1) as f32,
-            next() * (height - 1) as f32,
-            4.0 + 2.5 * next(),
-            1.0 + 4.0 * next(),
-            next(),
-            next(),
-            next(),
-            angle.cos(),
-            angle.sin(),
-            2.0 * next() - 1.0,
-        ]);
-    }
-    SiteTable {
-        width,
-        height,
-        sites,
-    }
-}
 
 fn geometry(table: &SiteTable) -> RenderGeometry {
     RenderGeometry::new(table.width, table.height)

@@ -3,6 +3,7 @@
 
 use burn::tensor::{Device, Tensor, TensorData};
 use burn_sad::device::{DeviceChoice, select_device};
+use burn_sad::sad::SiteTable;
 
 /// The device under test: `$BURN_SAD_DEVICE` (default `auto`; CI uses wgpu on lavapipe, and
 /// `flex` for the reference fallback).
@@ -82,4 +83,47 @@ pub fn assert_close(actual: &[f32], expected: &[f32], atol: f32, rtol: f32, what
         actual[i],
         expected[i]
     );
+}
+
+/// `count` random live sites over a `width × height` image, plus `dead` inactive slots spread
+/// among them; parameters in the ranges training produces.
+pub fn random_sites(
+    count: usize,
+    dead: usize,
+    width: usize,
+    height: usize,
+    seed: u64,
+) -> SiteTable {
+    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state >> 40) as f32 / (1u64 << 24) as f32
+    };
+    let mut sites = Vec::new();
+    for i in 0..count + dead {
+        if i % 7 == 3 && sites.len() < count + dead && i / 7 < dead {
+            sites.push([-1.0, -1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0]);
+            continue;
+        }
+        let angle = next() * std::f32::consts::TAU;
+        sites.push([
+            next() * (width - 1) as f32,
+            next() * (height - 1) as f32,
+            4.0 + 2.5 * next(),
+            1.0 + 4.0 * next(),
+            next(),
+            next(),
+            next(),
+            angle.cos(),
+            angle.sin(),
+            2.0 * next() - 1.0,
+        ]);
+    }
+    SiteTable {
+        width,
+        height,
+        sites,
+    }
 }

@@ -84,11 +84,7 @@ impl Schedule {
     /// Sites to prune at iteration `iteration` given the running estimate `active` of live
     /// sites (0 if it is no prune iteration).
     pub fn prunes_at(&self, iteration: usize, active: usize) -> usize {
-        let due = self.prune_rate > 0.0
-            && iteration >= self.prune_start
-            && iteration < self.prune_end
-            && iteration.is_multiple_of(self.prune_freq);
-        if !due {
+        if !self.is_prune_iteration(iteration) {
             return 0;
         }
         ((active as f32 * self.prune_rate) as usize).min(MAX_EVENT_SITES)
