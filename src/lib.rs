@@ -14,5 +14,6 @@
 pub mod device;
 mod fusion_op;
 pub mod image;
+pub mod kernel_cache;
 pub mod sad;
 pub mod ssim;

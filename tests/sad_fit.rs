@@ -7,8 +7,8 @@ use burn::tensor::{Device, Tensor, TensorData};
 use burn_sad::image::load_rgb;
 use burn_sad::sad::fit::{
     ADAM_STATE, AdamStep, FitError, FitOptions, Initialisation, Schedule, StatisticsKind,
-    TargetImage, Trainer, TrainingConfig, adam_step, fit, reference, site_statistics,
-    solve_target_bpp, target_sites, tau_diffusion,
+    TargetImage, Trainer, TrainingConfig, adam_step, fit, prune_candidates, prune_sites, reference,
+    site_statistics, solve_target_bpp, squared_error_gradients, target_sites, tau_diffusion,
 };
 use burn_sad::sad::{Candidates, RenderGeometry, SiteTable};
 use common::{assert_close, device, random_sites, values};
@@ -45,6 +45,83 @@ fn site_statistics_match_the_host_reference_on_a_photo() {
         );
         assert_close(&got, &want, 2e-3, 2e-3, &format!("{kind:?}"));
     }
+}
+
+#[test]
+fn the_gradient_pass_sums_removal_deltas_like_the_statistics_pass() {
+    let device = device();
+    let (width, height) = (43, 31);
+    let target = photo_crop(width, height, &device).to_tensor(&device);
+    let table = random_sites(70, 6, width, height, 11);
+    let sites = table.to_tensor(80, &device);
+    let geometry = RenderGeometry::new(width, height);
+    let candidates = Candidates::exact(&sites, geometry);
+    let (plain, none) = squared_error_gradients(&sites, &candidates, &target, false);
+    assert!(none.is_none(), "no removal column was asked for");
+    let (grads, removal) = squared_error_gradients(&sites, &candidates, &target, true);
+    assert_eq!(grads.dims(), [80, 10]);
+    assert_close(
+        &values(grads),
+        &values(plain),
+        1e-4,
+        1e-4,
+        "gradients with and without the removal column",
+    );
+    let got = values(removal.expect("removal column"));
+    let ids = candidates.ids().try_to_vec_as::<i32>().unwrap();
+    let host = SiteTable::from_tensor(sites, width, height);
+    let image = TargetImage::from_tensor(target);
+    let want = reference::site_statistics_reference(
+        &host.sites,
+        &ids,
+        &image,
+        geometry,
+        StatisticsKind::RemovalDelta,
+    );
+    assert!(
+        want.iter().any(|v| *v != 0.0 && *v < 1e5),
+        "no removal cost"
+    );
+    assert_close(&got, &want, 2e-3, 2e-3, "removal delta");
+}
+
+#[test]
+fn device_prune_selects_what_the_host_selects() {
+    let device = device();
+    // Over 256 sites, so the id takes two radix digits; few distinct deltas, so ties are
+    // broken by id; negative deltas (as 0), non-finite deltas and dead sites are never picked
+    // before live finite ones.
+    let capacity = 700;
+    let table = random_sites(capacity - 40, 40, 64, 48, 21);
+    let sites = table.to_tensor(capacity, &device);
+    let delta: Vec<f32> = (0..capacity)
+        .map(|i| match i % 11 {
+            0 => f32::NAN,
+            1 => f32::INFINITY,
+            2 => -0.25,
+            3 => 1e6,
+            k => ((i * 7919) % 5) as f32 * 0.125 + k as f32 * 1e-3 * ((i % 3) as f32),
+        })
+        .collect();
+    let removal = Tensor::<1>::from_data(TensorData::new(delta.clone(), [capacity]), &device);
+    let positions_x: Vec<f32> = table.sites.iter().map(|s| s[0]).collect();
+    let prunable = (0..capacity)
+        .filter(|&i| positions_x[i] >= 0.0 && delta[i].is_finite())
+        .count();
+    let norm = 0.5;
+    for count in [1, 2, 5, 64, 257, prunable - 1, prunable, prunable + 30] {
+        let got = values(prune_sites(sites.clone(), removal.clone(), count, norm));
+        let doomed = prune_candidates(&positions_x, &delta, norm, count);
+        assert_eq!(doomed.len(), count.min(prunable), "count {count}");
+        let mut want = table.sites.clone();
+        for id in doomed {
+            want[id][0] = -1.0;
+            want[id][1] = -1.0;
+        }
+        assert_eq!(got, want.concat(), "count {count}");
+    }
+    let untouched = values(prune_sites(sites.clone(), removal, 0, norm));
+    assert_eq!(untouched, values(sites), "a count of 0 prunes nothing");
 }
 
 #[test]

@@ -3,10 +3,12 @@
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use burn_sad::device::{DeviceChoice, select_device};
 use burn_sad::image::{load_rgb, save_png};
+use burn_sad::kernel_cache::{KernelCache, enable_kernel_cache};
 use burn_sad::sad::fit::{
     FitOptions, FitProgress, Initialisation, TargetImage, Trainer, TrainingConfig,
 };
@@ -88,6 +90,10 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> Result<()> {
+    // Before the first device: compiled kernels then come from disk after the first run.
+    if let KernelCache::Failed(why) = enable_kernel_cache() {
+        eprintln!("warning: kernels are compiled on every run: {why}");
+    }
     let choice = match cli.device {
         Some(choice) => choice,
         None => DeviceChoice::from_env().map_err(anyhow::Error::msg)?,
@@ -218,6 +224,10 @@ fn render_command(
     if let Some(bar) = &bar {
         bar.finish_and_clear();
     }
+    println!(
+        "Kernel warm-up: {:.1} ms (compilation, or loading from the kernel cache)",
+        rendered.warm_up_ms
+    );
     println!(
         "Candidate build: {:.3} ms | Render: {:.3} ms",
         rendered.candidate_ms, rendered.render_ms
@@ -506,7 +516,12 @@ fn fit_command(args: FitArgs, device: &burn::tensor::Device, description: &str) 
     );
     // Kernel compilation happens here, before the clock starts (as the reference's timings
     // exclude its module loading).
+    let warm_up = Instant::now();
     trainer.warm_up();
+    println!(
+        "Kernel warm-up: {:.2} s (compilation, or loading from the kernel cache)",
+        warm_up.elapsed().as_secs_f64()
+    );
     if args.profile {
         trainer.profile();
     }

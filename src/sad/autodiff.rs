@@ -89,12 +89,14 @@ impl<B: SadBackend, C: CheckpointStrategy> SadBackend for Autodiff<B, C> {
         candidates: IntTensor<Self>,
         target: FloatTensor<Self>,
         geometry: RenderGeometry,
+        removal: bool,
     ) -> FloatTensor<Self> {
         Self::from_inner(B::sad_squared_error_gradients(
             sites.into_primitive(),
             candidates,
             target.into_primitive(),
             geometry,
+            removal,
         ))
     }
 
@@ -110,8 +112,12 @@ impl<B: SadBackend, C: CheckpointStrategy> SadBackend for Autodiff<B, C> {
         B::sad_flood_candidates(sites.into_primitive(), geometry)
     }
 
+    fn sad_pack_sites(sites: FloatTensor<Self>) -> IntTensor<Self> {
+        B::sad_pack_sites(sites.into_primitive())
+    }
+
     fn sad_candidate_pass(
-        sites: FloatTensor<Self>,
+        packed: IntTensor<Self>,
         candidates: IntTensor<Self>,
         hilbert_order: IntTensor<Self>,
         hilbert_rank: IntTensor<Self>,
@@ -119,7 +125,7 @@ impl<B: SadBackend, C: CheckpointStrategy> SadBackend for Autodiff<B, C> {
         pass: PassConfig,
     ) -> IntTensor<Self> {
         B::sad_candidate_pass(
-            sites.into_primitive(),
+            packed,
             candidates,
             hilbert_order,
             hilbert_rank,
@@ -159,6 +165,20 @@ impl<B: SadBackend, C: CheckpointStrategy> SadBackend for Autodiff<B, C> {
             geometry,
             lambda,
             passes,
+        ))
+    }
+
+    fn sad_prune(
+        sites: FloatTensor<Self>,
+        removal: FloatTensor<Self>,
+        count: usize,
+        norm: f32,
+    ) -> FloatTensor<Self> {
+        Self::from_inner(B::sad_prune(
+            sites.into_primitive(),
+            removal.into_primitive(),
+            count,
+            norm,
         ))
     }
 

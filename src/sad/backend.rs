@@ -88,12 +88,15 @@ pub trait SadBackend: Backend {
     ) -> FloatTensor<Self>;
 
     /// ∂L/∂sites (`[capacity, 10]`) of the summed squared error L = Σ (image − target)² against
-    /// `target` (`[3, height, width]`), in one pass that recomputes the render per pixel.
+    /// `target` (`[3, height, width]`), in one pass that recomputes the render per pixel. With
+    /// `removal`, an 11th column holds each site's removal delta (the statistic
+    /// [`StatisticsKind::RemovalDelta`] of the same pass): `[capacity, 11]`.
     fn sad_squared_error_gradients(
         sites: FloatTensor<Self>,
         candidates: IntTensor<Self>,
         target: FloatTensor<Self>,
         geometry: RenderGeometry,
+        removal: bool,
     ) -> FloatTensor<Self>;
 
     /// Random lists from `seed`, with every active site written into its own cell's slot 0.
@@ -106,9 +109,13 @@ pub trait SadBackend: Backend {
     /// The jump-flood pre-pass of render-only mode: seeds, then steps P/2 … 1.
     fn sad_flood_candidates(sites: FloatTensor<Self>, geometry: RenderGeometry) -> IntTensor<Self>;
 
-    /// One propagation pass.
+    /// The 16-byte half-precision copy of the sites that candidate ranking reads, as the
+    /// reference packs it: `[capacity, 4]` u32 (see `burn_sad_kernels::sad::pack_sites_kernel`).
+    fn sad_pack_sites(sites: FloatTensor<Self>) -> IntTensor<Self>;
+
+    /// One propagation pass, ranking from `packed` (see [`SadBackend::sad_pack_sites`]).
     fn sad_candidate_pass(
-        sites: FloatTensor<Self>,
+        packed: IntTensor<Self>,
         candidates: IntTensor<Self>,
         hilbert_order: IntTensor<Self>,
         hilbert_rank: IntTensor<Self>,
@@ -136,6 +143,16 @@ pub trait SadBackend: Backend {
         geometry: RenderGeometry,
         lambda: f32,
         passes: u32,
+    ) -> FloatTensor<Self>;
+
+    /// The sites with the `count` cheapest to remove marked inactive: live sites with a finite
+    /// removal delta (`removal`, `[capacity]`, scaled by `norm`, negative as 0), smallest first,
+    /// ties by id.
+    fn sad_prune(
+        sites: FloatTensor<Self>,
+        removal: FloatTensor<Self>,
+        count: usize,
+        norm: f32,
     ) -> FloatTensor<Self>;
 
     /// One Adam step of every site: the new `[capacity, 10]` sites and `[capacity, 18]` state.

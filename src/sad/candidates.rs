@@ -1,9 +1,9 @@
 //! Candidate lists: which K sites each pixel blends, kept up to date as the sites move.
 
 use burn::tensor::{Int, Tensor, TensorData};
-use burn_sad_kernels::sad::K;
+use burn_sad_kernels::sad::{K, PACKED_WORDS};
 
-use super::reference::exact_candidates;
+use super::reference::{exact_candidates, pack_sites_reference};
 use super::{PassConfig, RenderGeometry, SiteTable};
 use crate::ssim::uses_fused_kernels;
 
@@ -168,11 +168,44 @@ impl Candidates {
         Self::from_ids(dispatch::flood(sites.clone(), geometry), geometry)
     }
 
+    /// The 16-byte half-precision copy of `sites` that propagation ranks from, `[capacity, 4]`
+    /// u32 words: (x, y), (log τ, radius), (direction x, y), (log anisotropy, 0) as f16 pairs,
+    /// the first in the low half; inactive sites as (−1, −1) and zeros (the reference's
+    /// layout). Where CubeCL kernels cannot run, packed on the host. Read the words back with
+    /// `as u32` (a backend's int type may hold them as signed values).
+    pub fn packed(sites: &Tensor<2>) -> Tensor<2, Int> {
+        if uses_fused_kernels(&sites.device()) {
+            return dispatch::pack(sites.clone());
+        }
+        let table = SiteTable::from_tensor(sites.clone(), 0, 0);
+        let words = pack_sites_reference(&table.sites);
+        let shape = [table.sites.len(), PACKED_WORDS];
+        // The words' bits, as the i32 every int type can hold (read back with `as u32`).
+        let words: Vec<i32> = words.into_iter().map(|word| word as i32).collect();
+        Tensor::from_data(TensorData::new(words, shape), &sites.device())
+    }
+
     /// One propagation pass at the scheduled jump. Where CubeCL kernels cannot run, the lists
     /// are recomputed exactly instead.
     pub fn propagate(
         &mut self,
         sites: &Tensor<2>,
+        hilbert: &HilbertOrder,
+        options: PropagationOptions,
+    ) {
+        if !uses_fused_kernels(&sites.device()) {
+            self.passes += 1;
+            self.ids = Self::exact(sites, self.geometry).ids;
+            return;
+        }
+        let packed = dispatch::pack(sites.clone());
+        self.propagate_packed(&packed, hilbert, options);
+    }
+
+    /// A propagation pass ranking from `packed`, the half-precision copy of the sites.
+    fn propagate_packed(
+        &mut self,
+        packed: &Tensor<2, Int>,
         hilbert: &HilbertOrder,
         options: PropagationOptions,
     ) {
@@ -184,12 +217,8 @@ impl Candidates {
             hilbert_window: options.hilbert_window,
         };
         self.passes += 1;
-        if !uses_fused_kernels(&sites.device()) {
-            self.ids = Self::exact(sites, self.geometry).ids;
-            return;
-        }
         self.ids = dispatch::pass(
-            sites.clone(),
+            packed.clone(),
             self.ids.clone(),
             hilbert,
             self.geometry,
@@ -229,12 +258,12 @@ impl Candidates {
     ) -> Result<Self, E> {
         let mut candidates = Self::flood(sites, geometry);
         after_step(1)?;
-        let exact = !uses_fused_kernels(&sites.device());
+        // The sites do not change between passes: one half-precision copy serves them all.
+        let packed = uses_fused_kernels(&sites.device()).then(|| dispatch::pack(sites.clone()));
         for pass in 0..passes {
-            if exact {
-                candidates.passes += 1;
-            } else {
-                candidates.propagate(sites, hilbert, options);
+            match &packed {
+                Some(packed) => candidates.propagate_packed(packed, hilbert, options),
+                None => candidates.passes += 1,
             }
             after_step(pass + 2)?;
         }
@@ -266,15 +295,21 @@ mod dispatch {
         ))
     }
 
+    pub fn pack(sites: Tensor<2>) -> Tensor<2, Int> {
+        Tensor::from_dispatch(<Dispatch as SadBackend>::sad_pack_sites(
+            sites.into_dispatch(),
+        ))
+    }
+
     pub fn pass(
-        sites: Tensor<2>,
+        packed: Tensor<2, Int>,
         ids: Tensor<2, Int>,
         hilbert: &HilbertOrder,
         geometry: RenderGeometry,
         pass: PassConfig,
     ) -> Tensor<2, Int> {
         Tensor::from_dispatch(<Dispatch as SadBackend>::sad_candidate_pass(
-            sites.into_dispatch(),
+            packed.into_dispatch(),
             ids.into_dispatch(),
             hilbert.order.clone().into_dispatch(),
             hilbert.rank.clone().into_dispatch(),
@@ -300,8 +335,12 @@ mod dispatch {
         unreachable!("no CubeCL runtime is compiled in")
     }
 
+    pub fn pack(_: Tensor<2>) -> Tensor<2, Int> {
+        unreachable!("no CubeCL runtime is compiled in")
+    }
+
     pub fn pass(
-        _: Tensor<2>,
+        _: Tensor<2, Int>,
         _: Tensor<2, Int>,
         _: &HilbertOrder,
         _: RenderGeometry,

@@ -3,7 +3,7 @@
 
 use burn::tensor::{DType, Shape};
 use burn_fusion::{Fusion, FusionBackend, FusionTensor};
-use burn_sad_kernels::sad::{ADAM_STATE, AdamStep, K, StatisticsKind};
+use burn_sad_kernels::sad::{ADAM_STATE, AdamStep, K, PACKED_WORDS, SITE_PARAMS, StatisticsKind};
 
 use super::{PassConfig, RenderGeometry, SadBackend};
 use crate::fusion_op::{Mixed, register_op};
@@ -78,10 +78,16 @@ impl<B: FusionBackend + SadBackend> SadBackend for Fusion<B> {
         candidates: Lazy<B>,
         target: Lazy<B>,
         geometry: RenderGeometry,
+        removal: bool,
     ) -> Lazy<B> {
-        let grads = (sites.shape.clone(), sites.dtype);
+        let columns = if removal {
+            SITE_PARAMS + 1
+        } else {
+            SITE_PARAMS
+        };
+        let grads = (Shape::new([sites.shape[0], columns]), sites.dtype);
         let [grads] = register_op::<B, 2, 1, 1, 0>(
-            format!("burn_sad::sad_squared_error_gradients::{geometry:?}"),
+            format!("burn_sad::sad_squared_error_gradients::{geometry:?}::{removal}"),
             Mixed {
                 floats: [sites, target],
                 ints: [candidates],
@@ -95,7 +101,7 @@ impl<B: FusionBackend + SadBackend> SadBackend for Fusion<B> {
                       ints: [candidates],
                   }| Mixed {
                 floats: [B::sad_squared_error_gradients(
-                    sites, candidates, target, geometry,
+                    sites, candidates, target, geometry, removal,
                 )],
                 ints: [],
             },
@@ -148,31 +154,54 @@ impl<B: FusionBackend + SadBackend> SadBackend for Fusion<B> {
         ids
     }
 
+    fn sad_pack_sites(sites: Lazy<B>) -> Lazy<B> {
+        let packed = (Shape::new([sites.shape[0], PACKED_WORDS]), DType::U32);
+        let [packed] = register_op::<B, 1, 0, 0, 1>(
+            "burn_sad::sad_pack_sites".to_owned(),
+            Mixed {
+                floats: [sites],
+                ints: [],
+            },
+            Mixed {
+                floats: [],
+                ints: [packed],
+            },
+            move |Mixed {
+                      floats: [sites], ..
+                  }| Mixed {
+                floats: [],
+                ints: [B::sad_pack_sites(sites)],
+            },
+        )
+        .ints;
+        packed
+    }
+
     fn sad_candidate_pass(
-        sites: Lazy<B>,
+        packed: Lazy<B>,
         candidates: Lazy<B>,
         hilbert_order: Lazy<B>,
         hilbert_rank: Lazy<B>,
         geometry: RenderGeometry,
         pass: PassConfig,
     ) -> Lazy<B> {
-        let [ids] = register_op::<B, 1, 3, 0, 1>(
+        let [ids] = register_op::<B, 0, 4, 0, 1>(
             format!("burn_sad::sad_candidate_pass::{geometry:?}::{pass:?}"),
             Mixed {
-                floats: [sites],
-                ints: [candidates, hilbert_order, hilbert_rank],
+                floats: [],
+                ints: [packed, candidates, hilbert_order, hilbert_rank],
             },
             Mixed {
                 floats: [],
                 ints: [ids_shape(geometry)],
             },
             move |Mixed {
-                      floats: [sites],
-                      ints: [candidates, order, rank],
+                      ints: [packed, candidates, order, rank],
+                      ..
                   }| Mixed {
                 floats: [],
                 ints: [B::sad_candidate_pass(
-                    sites, candidates, order, rank, geometry, pass,
+                    packed, candidates, order, rank, geometry, pass,
                 )],
             },
         )
@@ -238,6 +267,30 @@ impl<B: FusionBackend + SadBackend> SadBackend for Fusion<B> {
                 floats: [B::sad_tau_diffusion(
                     sites, candidates, raw, geometry, lambda, passes,
                 )],
+                ints: [],
+            },
+        )
+        .floats;
+        out
+    }
+
+    fn sad_prune(sites: Lazy<B>, removal: Lazy<B>, count: usize, norm: f32) -> Lazy<B> {
+        let out = (sites.shape.clone(), sites.dtype);
+        let [out] = register_op::<B, 2, 0, 1, 0>(
+            format!("burn_sad::sad_prune::{count}::{norm}"),
+            Mixed {
+                floats: [sites, removal],
+                ints: [],
+            },
+            Mixed {
+                floats: [out],
+                ints: [],
+            },
+            move |Mixed {
+                      floats: [sites, removal],
+                      ..
+                  }| Mixed {
+                floats: [B::sad_prune(sites, removal, count, norm)],
                 ints: [],
             },
         )

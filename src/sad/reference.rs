@@ -6,6 +6,7 @@ use burn::tensor::{Bool, Int, Tensor, TensorData};
 use burn_sad_kernels::sad::{K, SITE_PARAMS};
 
 use super::RenderGeometry;
+use super::sites::INACTIVE_SITE;
 
 /// The render op with plain tensor ops: `[3, height, width]`.
 ///
@@ -167,4 +168,74 @@ pub fn exact_candidates(sites: &[[f32; SITE_PARAMS]], geometry: RenderGeometry) 
         }
     }
     lists
+}
+
+/// The f16 nearest to `value` (ties to even), as its bits: what the packing kernel stores.
+pub fn f16_bits(value: f32) -> u16 {
+    let bits = value.to_bits();
+    let sign = ((bits >> 16) & 0x8000) as u16;
+    let magnitude = bits & 0x7fff_ffff;
+    let half = if magnitude > 0x7f80_0000 {
+        0x7e00 // NaN
+    } else if magnitude >= 0x477f_f000 {
+        0x7c00 // rounds to infinity
+    } else if magnitude >= 0x3880_0000 {
+        let rounded = magnitude + 0x0fff + ((magnitude >> 13) & 1);
+        (rounded >> 13) - (112 << 10)
+    } else if magnitude >= 0x3300_0000 {
+        let mantissa = (magnitude & 0x007f_ffff) | 0x0080_0000;
+        let shift = 126 - (magnitude >> 23);
+        (mantissa + (1 << (shift - 1)) - 1 + ((mantissa >> shift) & 1)) >> shift
+    } else {
+        0
+    };
+    sign | half as u16
+}
+
+/// The value of the f16 `half`, exactly.
+pub fn f16_to_f32(half: u16) -> f32 {
+    let sign = if half & 0x8000 != 0 { -1.0 } else { 1.0 };
+    let exponent = i32::from((half >> 10) & 0x1f);
+    let mantissa = f32::from(half & 0x03ff);
+    sign * match exponent {
+        0 => mantissa * 2f32.powi(-24),
+        31 if mantissa == 0.0 => f32::INFINITY,
+        31 => f32::NAN,
+        _ => (1.0 + mantissa / 1024.0) * 2f32.powi(exponent - 15),
+    }
+}
+
+/// `site` as candidate ranking sees it: the ranking inputs (position, log τ, radius, direction,
+/// log anisotropy) rounded to f16, as the packed copy holds them; the colour is not packed.
+pub fn ranking_view(site: &[f32; SITE_PARAMS]) -> [f32; SITE_PARAMS] {
+    if site[0] < 0.0 {
+        return INACTIVE_SITE;
+    }
+    let mut view = *site;
+    for column in [0, 1, 2, 3, 7, 8, 9] {
+        view[column] = f16_to_f32(f16_bits(site[column]));
+    }
+    view
+}
+
+/// The packed half-precision copy of `sites`, 4 words per site (see [`Candidates::packed`]).
+///
+/// [`Candidates::packed`]: super::Candidates::packed
+pub fn pack_sites_reference(sites: &[[f32; SITE_PARAMS]]) -> Vec<u32> {
+    let pair = |low: f32, high: f32| u32::from(f16_bits(low)) | u32::from(f16_bits(high)) << 16;
+    sites
+        .iter()
+        .flat_map(|s| {
+            if s[0] >= 0.0 {
+                [
+                    pair(s[0], s[1]),
+                    pair(s[2], s[3]),
+                    pair(s[7], s[8]),
+                    pair(s[9], 0.0),
+                ]
+            } else {
+                [pair(-1.0, -1.0), 0, 0, 0]
+            }
+        })
+        .collect()
 }

@@ -6,7 +6,8 @@
 
 use cubecl::prelude::*;
 
-use super::score::site_score;
+use super::half::unpack_site;
+use super::score::{score_of, site_score};
 use super::{EMPTY, K, LOG_TAU, POSITION, SITE_PARAMS};
 
 /// Marsaglia's xorshift32 step.
@@ -46,6 +47,45 @@ fn ranking_key<F: Float>(
             let tau = F::max(F::exp(sites[site * SITE_PARAMS + LOG_TAU]), F::new(1e-4));
             let value = tau * site_score::<F>(sites, site, qx, qy, inv_scale_sq, false).value;
             // NaN and ±∞ keys are never inserted.
+            key.valid = F::abs(value) <= F::new(f32::MAX);
+            key.value = value;
+        }
+    }
+    key
+}
+
+/// [`ranking_key`] from the half-precision copy (see [`pack_sites_kernel`](super::pack_sites_kernel)), computed in f32 from
+/// the f16-rounded values, as the reference's propagation ranks.
+#[cube]
+fn packed_ranking_key<F: Float>(
+    packed: &Tensor<u32>,
+    id: i32,
+    site_count: usize,
+    qx: F,
+    qy: F,
+    inv_scale_sq: F,
+) -> Key<F> {
+    let mut key = Key::<F> {
+        value: F::new(0.0),
+        valid: false,
+    };
+    if id >= 0 && (id as usize) < site_count {
+        let site = unpack_site(packed, id as usize);
+        if site.x >= 0.0 {
+            let tau = F::max(F::exp(F::cast_from(site.log_tau)), F::new(1e-4));
+            let score = score_of::<F>(
+                F::cast_from(site.x),
+                F::cast_from(site.y),
+                F::cast_from(site.ux),
+                F::cast_from(site.uy),
+                F::cast_from(site.log_aniso),
+                F::cast_from(site.radius),
+                qx,
+                qy,
+                inv_scale_sq,
+                false,
+            );
+            let value = tau * score.value;
             key.valid = F::abs(value) <= F::new(f32::MAX);
             key.value = value;
         }
@@ -93,17 +133,9 @@ fn empty_ranked<F: Float>(
     }
 }
 
-/// Inserts `id` into `list` (length `len`), unless it is already there, is not a live site, or
-/// ranks worse than every entry of a full list. Ties go after equal keys.
+/// Whether `list` (length `len`) already holds `id`.
 #[cube]
-fn insert_sorted<F: Float>(
-    list: &mut Ranked<F>,
-    sites: &Tensor<F>,
-    id: i32,
-    site_count: usize,
-    inv_scale_sq: F,
-    #[comptime] len: usize,
-) {
+fn holds<F: Float>(list: &mut Ranked<F>, id: i32, #[comptime] len: usize) -> bool {
     let mut seen = false;
     #[unroll]
     for i in 0..len {
@@ -111,27 +143,62 @@ fn insert_sorted<F: Float>(
             seen = true;
         }
     }
-    if !seen {
-        let key = ranking_key::<F>(sites, id, site_count, list.qx, list.qy, inv_scale_sq);
-        if key.valid {
-            let mut carry_id = id;
-            let mut carry_key = key.value;
-            let mut carry_filled = true;
-            let mut shifting = false;
-            #[unroll]
-            for i in 0..len {
-                if carry_filled && (shifting || !list.filled[i] || carry_key < list.keys[i]) {
-                    let (old_id, old_key, old_filled) = (list.ids[i], list.keys[i], list.filled[i]);
-                    list.ids[i] = carry_id;
-                    list.keys[i] = carry_key;
-                    list.filled[i] = true;
-                    carry_id = old_id;
-                    carry_key = old_key;
-                    carry_filled = old_filled;
-                    shifting = true;
-                }
+    seen
+}
+
+/// Inserts `id` with `key` into `list` (length `len`) unless the key is invalid or ranks worse
+/// than every entry of a full list. Ties go after equal keys.
+#[cube]
+fn insert_keyed<F: Float>(list: &mut Ranked<F>, id: i32, key: Key<F>, #[comptime] len: usize) {
+    if key.valid {
+        let mut carry_id = id;
+        let mut carry_key = key.value;
+        let mut carry_filled = true;
+        let mut shifting = false;
+        #[unroll]
+        for i in 0..len {
+            if carry_filled && (shifting || !list.filled[i] || carry_key < list.keys[i]) {
+                let (old_id, old_key, old_filled) = (list.ids[i], list.keys[i], list.filled[i]);
+                list.ids[i] = carry_id;
+                list.keys[i] = carry_key;
+                list.filled[i] = true;
+                carry_id = old_id;
+                carry_key = old_key;
+                carry_filled = old_filled;
+                shifting = true;
             }
         }
+    }
+}
+
+/// Offers `id` to `list`, ranked from the f32 sites (the jump flood ranks so).
+#[cube]
+fn offer<F: Float>(
+    list: &mut Ranked<F>,
+    sites: &Tensor<F>,
+    id: i32,
+    site_count: usize,
+    inv_scale_sq: F,
+    #[comptime] len: usize,
+) {
+    if !holds::<F>(list, id, len) {
+        let key = ranking_key::<F>(sites, id, site_count, list.qx, list.qy, inv_scale_sq);
+        insert_keyed::<F>(list, id, key, len);
+    }
+}
+
+/// Offers `id` to `list`, ranked from the half-precision copy (the propagation ranks so).
+#[cube]
+fn offer_packed<F: Float>(
+    list: &mut Ranked<F>,
+    packed: &Tensor<u32>,
+    id: i32,
+    site_count: usize,
+    inv_scale_sq: F,
+) {
+    if !holds::<F>(list, id, K) {
+        let key = packed_ranking_key::<F>(packed, id, site_count, list.qx, list.qy, inv_scale_sq);
+        insert_keyed::<F>(list, id, key, K);
     }
 }
 
@@ -229,7 +296,7 @@ pub fn jfa_flood_kernel<F: Float>(
         let mut i = 0usize;
         while i < 4 {
             let id = candidates[neighbour + i];
-            insert_sorted::<F>(&mut list, sites, id, site_count, inv_scale_sq, 4usize);
+            offer::<F>(&mut list, sites, id, site_count, inv_scale_sq, 4usize);
             i += 1;
         }
         sample += 1;
@@ -246,14 +313,15 @@ pub fn jfa_flood_kernel<F: Float>(
 /// site along the Hilbert curve (within ±`hilbert_window` positions) and `inject` random sites,
 /// and keeps the best [`K`] distinct live ones.
 ///
-/// `hilbert_order[r]` is the site at rank r on the curve and `hilbert_rank[i]` the rank of site
-/// i. `pass` is the global pass counter, which seeds the probes. Launch with one unit per cell,
+/// Candidates are ranked from `packed`, the half-precision copy of the sites (see
+/// [`pack_sites_kernel`](super::pack_sites_kernel)). `hilbert_order[r]` is the site at rank r on the curve and
+/// `hilbert_rank[i]` the rank of site i. `pass` is the global pass counter, which seeds the probes. Launch with one unit per cell,
 /// 2D.
 #[cube(launch)]
 // The hashes multiply modulo 2³²; the macro's host-side expansion trips rustc's overflow lint.
 #[allow(clippy::too_many_arguments, arithmetic_overflow)]
 pub fn candidate_pass_kernel<F: Float>(
-    sites: &Tensor<F>,
+    packed: &Tensor<u32>,
     input: &Tensor<i32>,
     output: &mut Tensor<i32>,
     hilbert_order: &Tensor<i32>,
@@ -302,7 +370,7 @@ pub fn candidate_pass_kernel<F: Float>(
         let mut i = 0usize;
         while i < K {
             let id = input[neighbour + i];
-            insert_sorted::<F>(&mut list, sites, id, site_count, inv_scale_sq, K);
+            offer_packed::<F>(&mut list, packed, id, site_count, inv_scale_sq);
             i += 1;
         }
         source += 1;
@@ -320,7 +388,7 @@ pub fn candidate_pass_kernel<F: Float>(
             let offset = (state % span) as i32 - hilbert_window as i32;
             let at = i32::clamp(rank + offset, 0, site_count as i32 - 1);
             let id = hilbert_order[at as usize];
-            insert_sorted::<F>(&mut list, sites, id, site_count, inv_scale_sq, K);
+            offer_packed::<F>(&mut list, packed, id, site_count, inv_scale_sq);
             i += 1;
         }
     }
@@ -330,7 +398,7 @@ pub fn candidate_pass_kernel<F: Float>(
     while i < inject {
         state = xorshift32(state + i);
         let id = (state % site_count as u32) as i32;
-        insert_sorted::<F>(&mut list, sites, id, site_count, inv_scale_sq, K);
+        offer_packed::<F>(&mut list, packed, id, site_count, inv_scale_sq);
         i += 1;
     }
 

@@ -1,5 +1,5 @@
 //! Soft Anisotropic Diagram kernels: the differentiable render, the candidate lists and the
-//! training steps (per-site statistics, tau diffusion, Adam).
+//! training steps (per-site statistics, tau diffusion, Adam, pruning).
 //!
 //! # Sites
 //! A site is 10 f32 values in this order ([`SITE_PARAMS`] per site, row-major `[capacity, 10]`):
@@ -22,6 +22,8 @@
 mod adam;
 mod blend;
 mod candidates;
+mod half;
+mod prune;
 mod render;
 mod render_backward;
 mod score;
@@ -36,8 +38,13 @@ pub use adam::{
 pub use candidates::{
     candidate_pass_kernel, init_candidates_kernel, jfa_flood_kernel, seed_candidates_kernel,
 };
+pub use half::{PACKED_WORDS, f16_bits, f16_value, pack_sites_kernel};
+pub use prune::{
+    RADIX_BINS, SELECT_STATE, prune_choose_kernel, prune_histogram_kernel, prune_mark_kernel,
+    prune_start_kernel,
+};
 pub use render::render_kernel;
-pub use render_backward::{clear_kernel, render_backward_kernel};
+pub use render_backward::{BackwardOutputs, clear_kernel, render_backward_kernel};
 pub use statistics::{DENSIFY_STATS, StatisticsKind, site_statistics_kernel};
 pub use tau_diffusion::tau_diffusion_kernel;
 

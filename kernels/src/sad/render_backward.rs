@@ -3,21 +3,48 @@
 
 use cubecl::prelude::*;
 
-use super::blend::blend_weights;
+use super::blend::{blend_weights, blended_channel};
 use super::render::cell_of_pixel;
-use super::score::site_score;
-use super::tile_hash::{TileHash, accumulate, flush};
+use super::statistics::{removal_delta, site_share};
+use super::tile_hash::{TileHash, accumulate, accumulate_plane, flush};
 use super::{COLOR, DIRECTION, K, LOG_ANISO, LOG_TAU, POSITION, RADIUS, SITE_PARAMS};
 
-/// Accumulates ∂L/∂site into `grads` (`[capacity, 10]`, zeroed by the caller), from `grad_image`
-/// (`[3, height, width]`, ∂L/∂image), or, with `from_target`, for the summed squared error
-/// against the image `grad_image` holds (∂L/∂ĉ = 2(ĉ − t), formed in the kernel: no render pass).
+/// What [`render_backward_kernel`] adds per site besides the gradient.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct BackwardOutputs {
+    /// ∂L/∂ĉ is 2(ĉ − t) for the summed squared error against the target that `grad_image`
+    /// then holds (no render pass), instead of `grad_image` itself.
+    pub from_target: bool,
+    /// An 11th column: the removal delta of the squared error (see
+    /// [`StatisticsKind::RemovalDelta`](super::StatisticsKind::RemovalDelta)), as the
+    /// reference's gradient kernel adds it on prune iterations. Needs `from_target`.
+    pub removal: bool,
+}
+
+impl BackwardOutputs {
+    /// Columns per site of the output: [`SITE_PARAMS`], plus one with `removal`.
+    pub const fn columns(self) -> usize {
+        if self.removal {
+            SITE_PARAMS + 1
+        } else {
+            SITE_PARAMS
+        }
+    }
+}
+
+/// Accumulates ∂L/∂site into `grads` (`[capacity, outputs.columns()]`, zeroed by the caller),
+/// from `grad_image` (`[3, height, width]`, ∂L/∂image), or, with `outputs.from_target`, for the
+/// summed squared error against the image `grad_image` holds (∂L/∂ĉ = 2(ĉ − t), formed in the
+/// kernel: no render pass). With `outputs.removal` the last column gets each site's removal
+/// delta.
 ///
-/// Every pixel recomputes its forward blend, then adds its contribution to each live slot's
-/// site. Contributions are first summed per tile in a shared-memory hash table keyed by site id
-/// (neighbouring pixels share most of their candidates), and each occupied entry is flushed with
-/// one global atomic add per parameter (see [`TileHash`]). Every unit reaches every barrier: pixels
-/// outside the image only skip the work.
+/// Every pixel computes its forward blend once, keeping each slot's score parts, then adds its
+/// contribution to each live slot's site. Contributions are first summed per tile in a
+/// shared-memory hash table keyed by site id (neighbouring pixels share most of their
+/// candidates), and each occupied entry is flushed with one global atomic add per column (see
+/// [`TileHash`]). With `plane_sums`, runs of neighbouring lanes that hold the same site in a slot
+/// are summed with plane shuffles first (see [`accumulate_plane`]). Every unit reaches every
+/// barrier and every plane operation: pixels outside the image only contribute nothing.
 ///
 /// Launch with `(TILE, TILE)` cubes over the image.
 #[cube(launch)]
@@ -33,111 +60,126 @@ pub fn render_backward_kernel<F: Float>(
     cand_h: usize,
     site_count: usize,
     inv_scale_sq: f32,
-    #[comptime] from_target: bool,
+    #[comptime] outputs: BackwardOutputs,
     #[comptime] native_atomics: bool,
+    #[comptime] plane_sums: bool,
     #[define(F)] _dtype: ElemType,
 ) {
-    let hash = TileHash::<F>::new(SITE_PARAMS, native_atomics);
+    let columns = comptime![outputs.columns()];
+    let hash = TileHash::<F>::new(columns, native_atomics);
 
     let x = CUBE_POS_X as usize * CUBE_DIM_X as usize + UNIT_POS_X as usize;
     let y = CUBE_POS_Y as usize * CUBE_DIM_Y as usize + UNIT_POS_Y as usize;
-    if x < width && y < height {
-        let cell = cell_of_pixel(x, y, width, height, cand_w, cand_h);
-        let qx = F::cast_from(x);
-        let qy = F::cast_from(y);
-        let inv_scale_sq = F::cast_from(inv_scale_sq);
-
-        // The forward blend, as the reference's gradient pass computes it.
-        let blend = blend_weights::<F>(
-            sites,
-            candidates,
-            cell,
-            site_count,
-            qx,
-            qy,
-            inv_scale_sq,
-            true,
-        );
-        if blend.any {
-            let weights = blend.weights;
-            let live = blend.live;
-            let ids = blend.ids;
-            let mut pred = Array::<F>::new(3usize);
-            pred[0] = F::new(0.0);
-            pred[1] = F::new(0.0);
-            pred[2] = F::new(0.0);
-            #[unroll]
-            for k in 0..K {
-                if live[k] {
-                    #[unroll]
-                    for c in 0..3 {
-                        pred[c] += weights[k] * sites[ids[k] * SITE_PARAMS + COLOR + c];
-                    }
-                }
-            }
-            let plane = height * width;
-            let pixel = y * width + x;
-            let mut upstream = Array::<F>::new(3usize);
-            #[unroll]
-            for c in 0..3 {
-                let given = grad_image[c * plane + pixel];
-                if comptime![from_target] {
-                    upstream[c] = F::new(2.0) * (pred[c] - given);
-                } else {
-                    upstream[c] = given;
-                }
-            }
-
-            let inv_scale = F::sqrt(inv_scale_sq);
-            #[unroll]
-            for k in 0..K {
-                if live[k] {
-                    let site = ids[k];
-                    let base = site * SITE_PARAMS;
-                    let w = weights[k];
-                    let mut contribution = Array::<F>::new(SITE_PARAMS);
-                    // ∂L/∂z_k = Σ_c g_c · w_k · (c_k − ĉ).
-                    let mut gz = F::new(0.0);
-                    #[unroll]
-                    for c in 0..3 {
-                        let colour = sites[base + COLOR + c];
-                        gz += upstream[c] * w * (colour - pred[c]);
-                        contribution[COLOR + c] = w * upstream[c];
-                    }
-                    let tau = F::exp(sites[base + LOG_TAU]);
-                    let score = site_score::<F>(sites, site, qx, qy, inv_scale_sq, true);
-                    let stretch = score.stretch;
-                    let squeeze = F::new(1.0) / F::max(stretch, F::new(1e-8));
-                    let inv_sqrt_d2 = F::new(1.0) / F::sqrt(score.d2);
-                    let ux = sites[base + DIRECTION];
-                    let uy = sites[base + DIRECTION + 1];
-                    let along = (stretch - squeeze) * score.proj;
-                    let pos_scale = gz * tau * inv_scale_sq * inv_sqrt_d2;
-                    contribution[POSITION] = pos_scale * (squeeze * score.dx + along * ux);
-                    contribution[POSITION + 1] = pos_scale * (squeeze * score.dy + along * uy);
-                    contribution[LOG_TAU] = -gz * score.value * tau;
-                    contribution[RADIUS] = gz * tau * inv_scale;
-                    let shape_scale = -gz * tau * F::new(0.5) * inv_sqrt_d2;
-                    let proj2 = score.proj * score.proj;
-                    contribution[LOG_ANISO] =
-                        shape_scale * (stretch * proj2 - squeeze * score.perp2) * inv_scale_sq;
-                    let dir_scale = shape_scale * F::new(2.0) * along * inv_scale_sq;
-                    contribution[DIRECTION] = dir_scale * score.dx;
-                    contribution[DIRECTION + 1] = dir_scale * score.dy;
-                    accumulate::<F>(
-                        &hash,
-                        grads,
-                        site,
-                        &contribution,
-                        SITE_PARAMS,
-                        native_atomics,
-                    );
-                }
-            }
+    let inside = x < width && y < height;
+    // Units past the image's edge blend an edge pixel and contribute nothing, so that every
+    // unit takes part in the plane operations below.
+    let px = usize::min(x, width - 1);
+    let py = usize::min(y, height - 1);
+    let cell = cell_of_pixel(px, py, width, height, cand_w, cand_h);
+    let qx = F::cast_from(px);
+    let qy = F::cast_from(py);
+    let inv_scale_sq = F::cast_from(inv_scale_sq);
+    // The forward blend, as the reference's gradient pass computes it.
+    let blend = blend_weights::<F>(
+        sites,
+        candidates,
+        cell,
+        site_count,
+        qx,
+        qy,
+        inv_scale_sq,
+        true,
+    );
+    let active = inside && blend.any;
+    let plane = height * width;
+    let pixel = py * width + px;
+    let mut pred = Array::<F>::new(3usize);
+    let mut truth = Array::<F>::new(3usize);
+    let mut upstream = Array::<F>::new(3usize);
+    let mut err = F::new(0.0);
+    #[unroll]
+    for c in 0..3 {
+        let sum = blended_channel::<F>(sites, &blend, c);
+        pred[c] = sum;
+        let given = grad_image[c * plane + pixel];
+        truth[c] = given;
+        if comptime![outputs.from_target] {
+            let d = sum - given;
+            err += d * d;
+            upstream[c] = F::new(2.0) * d;
+        } else {
+            upstream[c] = given;
         }
     }
 
-    flush::<F>(&hash, grads, SITE_PARAMS, native_atomics);
+    let inv_scale = F::sqrt(inv_scale_sq);
+    #[unroll]
+    for k in 0..K {
+        let live = active && blend.live[k];
+        let site = blend.ids[k];
+        let mut contribution = Array::<F>::new(columns);
+        #[unroll]
+        for c in 0..columns {
+            contribution[c] = F::new(0.0);
+        }
+        if live {
+            let base = site * SITE_PARAMS;
+            let w = blend.weights[k];
+            // ∂L/∂z_k = Σ_c g_c · w_k · (c_k − ĉ).
+            let mut gz = F::new(0.0);
+            #[unroll]
+            for c in 0..3 {
+                let colour = sites[base + COLOR + c];
+                gz += upstream[c] * w * (colour - pred[c]);
+                contribution[COLOR + c] = w * upstream[c];
+            }
+            let tau = blend.tau[k];
+            let stretch = blend.score.stretch[k];
+            let proj = blend.score.proj[k];
+            let dx = blend.score.dx[k];
+            let dy = blend.score.dy[k];
+            let squeeze = F::new(1.0) / F::max(stretch, F::new(1e-8));
+            let inv_sqrt_d2 = F::new(1.0) / F::sqrt(blend.score.d2[k]);
+            let ux = sites[base + DIRECTION];
+            let uy = sites[base + DIRECTION + 1];
+            let along = (stretch - squeeze) * proj;
+            let pos_scale = gz * tau * inv_scale_sq * inv_sqrt_d2;
+            contribution[POSITION] = pos_scale * (squeeze * dx + along * ux);
+            contribution[POSITION + 1] = pos_scale * (squeeze * dy + along * uy);
+            contribution[LOG_TAU] = -gz * blend.score.value[k] * tau;
+            contribution[RADIUS] = gz * tau * inv_scale;
+            let shape_scale = -gz * tau * F::new(0.5) * inv_sqrt_d2;
+            contribution[LOG_ANISO] = shape_scale
+                * (stretch * proj * proj - squeeze * blend.score.perp2[k])
+                * inv_scale_sq;
+            let dir_scale = shape_scale * F::new(2.0) * along * inv_scale_sq;
+            contribution[DIRECTION] = dir_scale * dx;
+            contribution[DIRECTION + 1] = dir_scale * dy;
+            if comptime![outputs.removal] {
+                // Once per distinct site of the pixel, with its total weight.
+                let share = site_share::<F>(&blend, k);
+                if share.first && share.total > F::new(0.0) {
+                    contribution[SITE_PARAMS] =
+                        removal_delta::<F>(sites, site, share.total, &pred, &truth, err);
+                }
+            }
+        }
+        if comptime![plane_sums] {
+            accumulate_plane::<F>(
+                &hash,
+                grads,
+                live,
+                site,
+                &contribution,
+                columns,
+                native_atomics,
+            );
+        } else if live {
+            accumulate::<F>(&hash, grads, site, &contribution, columns, native_atomics);
+        }
+    }
+
+    flush::<F>(&hash, grads, columns, native_atomics);
 }
 
 /// Sets every element of `values` to zero (the backward's accumulator, before it runs).

@@ -37,14 +37,44 @@ pub fn site_score<F: Float>(
     #[comptime] guard_stretch: bool,
 ) -> Score<F> {
     let base = site * SITE_PARAMS;
+    score_of::<F>(
+        sites[base + POSITION],
+        sites[base + POSITION + 1],
+        sites[base + DIRECTION],
+        sites[base + DIRECTION + 1],
+        sites[base + LOG_ANISO],
+        sites[base + RADIUS],
+        qx,
+        qy,
+        inv_scale_sq,
+        guard_stretch,
+    )
+}
+
+/// The score at point (`qx`, `qy`) of a site at (`px`, `py`) with direction (`ux`, `uy`), log
+/// anisotropy `log_aniso` and radius `radius` (see [`site_score`]).
+#[cube]
+#[allow(clippy::too_many_arguments)]
+pub fn score_of<F: Float>(
+    px: F,
+    py: F,
+    ux: F,
+    uy: F,
+    log_aniso: F,
+    radius: F,
+    qx: F,
+    qy: F,
+    inv_scale_sq: F,
+    #[comptime] guard_stretch: bool,
+) -> Score<F> {
     let zero = F::new(0.0);
-    let dx = qx - sites[base + POSITION];
-    let dy = qy - sites[base + POSITION + 1];
+    let dx = qx - px;
+    let dy = qy - py;
     let diff2 = dx * dx + dy * dy;
-    let proj = sites[base + DIRECTION] * dx + sites[base + DIRECTION + 1] * dy;
+    let proj = ux * dx + uy * dy;
     let proj2 = proj * proj;
     let perp2 = F::max(diff2 - proj2, zero);
-    let stretch = F::exp(sites[base + LOG_ANISO]);
+    let stretch = F::exp(log_aniso);
     let mut squeeze = F::new(1.0) / stretch;
     if comptime![guard_stretch] {
         squeeze = F::new(1.0) / F::max(stretch, F::new(1e-8));
@@ -55,7 +85,7 @@ pub fn site_score<F: Float>(
     );
     let inv_scale = F::sqrt(inv_scale_sq);
     Score::<F> {
-        value: F::sqrt(d2) - sites[base + RADIUS] * inv_scale,
+        value: F::sqrt(d2) - radius * inv_scale,
         dx,
         dy,
         proj,

@@ -2,7 +2,7 @@
 
 use cubecl::prelude::*;
 
-use super::blend::blend_weights;
+use super::blend::{Blend, blend_weights, blended_channel};
 use super::render::cell_of_pixel;
 use super::tile_hash::{TileHash, accumulate, flush};
 use super::{COLOR, K, SITE_PARAMS};
@@ -76,9 +76,6 @@ pub fn site_statistics_kernel<F: Float>(
             true,
         );
         if blend.any {
-            let weights = blend.weights;
-            let live = blend.live;
-            let ids = blend.ids;
             let plane = height * width;
             let pixel = y * width + x;
             let mut pred = Array::<F>::new(3usize);
@@ -86,13 +83,7 @@ pub fn site_statistics_kernel<F: Float>(
             let mut err = F::new(0.0);
             #[unroll]
             for c in 0..3 {
-                let mut sum = F::new(0.0);
-                #[unroll]
-                for k in 0..K {
-                    if live[k] {
-                        sum += weights[k] * sites[ids[k] * SITE_PARAMS + COLOR + c];
-                    }
-                }
+                let sum = blended_channel::<F>(sites, &blend, c);
                 pred[c] = sum;
                 truth[c] = target[c * plane + pixel];
                 let d = sum - truth[c];
@@ -100,35 +91,13 @@ pub fn site_statistics_kernel<F: Float>(
             }
             #[unroll]
             for k in 0..K {
-                let mut first = live[k];
-                let mut total = F::new(0.0);
-                #[unroll]
-                for j in 0..K {
-                    if live[j] && ids[j] == ids[k] {
-                        if j < k {
-                            first = false;
-                        } else {
-                            total += weights[j];
-                        }
-                    }
-                }
-                if first && total > F::new(0.0) {
-                    let site = ids[k];
+                let share = site_share::<F>(&blend, k);
+                if share.first && share.total > F::new(0.0) {
+                    let site = blend.ids[k];
+                    let total = share.total;
                     let mut values = Array::<F>::new(channels);
                     if comptime![kind == StatisticsKind::RemovalDelta] {
-                        let rest = F::new(1.0) - total;
-                        let mut delta = F::new(1e6);
-                        if rest >= F::new(1e-4) {
-                            let mut without = F::new(0.0);
-                            #[unroll]
-                            for c in 0..3 {
-                                let colour = sites[site * SITE_PARAMS + COLOR + c];
-                                let d = (pred[c] - total * colour) / rest - truth[c];
-                                without += d * d;
-                            }
-                            delta = without - err;
-                        }
-                        values[0] = delta;
+                        values[0] = removal_delta::<F>(sites, site, total, &pred, &truth, err);
                     } else {
                         let omega = total * F::min(err, F::new(1.0));
                         values[0] = total;
@@ -147,4 +116,59 @@ pub fn site_statistics_kernel<F: Float>(
     }
 
     flush::<F>(&hash, stats, channels, native_atomics);
+}
+
+/// Where slot `k`'s site first appears in a pixel's list, and its total weight there.
+#[derive(CubeType)]
+pub struct SiteShare<F: Float> {
+    /// Whether slot `k` is live and no earlier slot names the same site.
+    pub first: bool,
+    /// The sum of the weights of every slot that names the site.
+    pub total: F,
+}
+
+/// Slot `k`'s site as one entry of the pixel's distinct sites (statistics count a site once per
+/// pixel, however many slots name it).
+#[cube]
+pub fn site_share<F: Float>(blend: &Blend<F>, k: usize) -> SiteShare<F> {
+    let mut first = blend.live[k];
+    let mut total = F::new(0.0);
+    #[unroll]
+    for j in 0..K {
+        if blend.live[j] && blend.ids[j] == blend.ids[k] {
+            if j < k {
+                first = false;
+            } else {
+                total += blend.weights[j];
+            }
+        }
+    }
+    SiteShare::<F> { first, total }
+}
+
+/// The increase of a pixel's squared error `err` (prediction `pred`, target `truth`) if `site`,
+/// of total weight `total` there, were removed and the others renormalised; 1e6 where the site
+/// owns the pixel (1 − total < 1e-4), as the reference rules.
+#[cube]
+pub fn removal_delta<F: Float>(
+    sites: &Tensor<F>,
+    site: usize,
+    total: F,
+    pred: &Array<F>,
+    truth: &Array<F>,
+    err: F,
+) -> F {
+    let rest = F::new(1.0) - total;
+    let mut delta = F::new(1e6);
+    if rest >= F::new(1e-4) {
+        let mut without = F::new(0.0);
+        #[unroll]
+        for c in 0..3 {
+            let colour = sites[site * SITE_PARAMS + COLOR + c];
+            let d = (pred[c] - total * colour) / rest - truth[c];
+            without += d * d;
+        }
+        delta = without - err;
+    }
+    delta
 }

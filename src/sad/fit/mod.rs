@@ -22,7 +22,7 @@ pub use burn_sad_kernels::sad::{ADAM_STATE, AdamStep, DENSIFY_STATS, StatisticsK
 pub use config::TrainingConfig;
 pub use densify::{prune_candidates, split_candidates, split_sites};
 pub use init::{InitialShape, Initialisation};
-pub use ops::{adam_step, site_statistics, squared_error_gradients, tau_diffusion};
+pub use ops::{adam_step, prune_sites, site_statistics, squared_error_gradients, tau_diffusion};
 pub use target::TargetImage;
 pub use trainer::{FitOptions, FitProgress, FitResult, PhaseTimes, Trainer, fit};
 

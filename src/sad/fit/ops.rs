@@ -1,10 +1,11 @@
 //! The training ops as tensor functions: the CubeCL kernels where they run, the host
 //! references elsewhere.
 
-use burn::tensor::{Tensor, TensorData};
-use burn_sad_kernels::sad::{ADAM_STATE, AdamStep, LOG_TAU, SITE_PARAMS, StatisticsKind};
+use burn::tensor::{Bool, Tensor, TensorData};
+use burn_sad_kernels::sad::{ADAM_STATE, AdamStep, LOG_TAU, POSITION, SITE_PARAMS, StatisticsKind};
 
 use super::TargetImage;
+use super::densify::prune_candidates;
 use super::reference::{adam_step_reference, site_statistics_reference, tau_diffusion_reference};
 use crate::sad::{Candidates, SiteTable};
 use crate::ssim::uses_fused_kernels;
@@ -24,23 +25,74 @@ fn host_ids(candidates: &Candidates) -> Vec<i32> {
 }
 
 /// ∂L/∂sites (`[capacity, 10]`) of the summed squared error L = Σ (render − target)² against
-/// `target` (`[3, H, W]`), the reference trainer's loss. On CubeCL devices one kernel recomputes
-/// the render per pixel and forms ∂L/∂ĉ = 2(ĉ − t) itself, as the reference's gradient kernel
-/// does; elsewhere Burn's autodiff differentiates [`render_reference`](crate::sad::render_reference).
+/// `target` (`[3, H, W]`), the reference trainer's loss, and with `removal` each site's removal
+/// delta (`[capacity]`, see [`StatisticsKind::RemovalDelta`]). On CubeCL devices one kernel
+/// recomputes the render per pixel and forms ∂L/∂ĉ = 2(ĉ − t) itself, as the reference's
+/// gradient kernel does, and adds the removal delta in the same pass; elsewhere Burn's autodiff
+/// differentiates [`render_reference`](crate::sad::render_reference) and the host reference
+/// computes the delta.
 pub fn squared_error_gradients(
     sites: &Tensor<2>,
     candidates: &Candidates,
     target: &Tensor<3>,
-) -> Tensor<2> {
+    removal: bool,
+) -> (Tensor<2>, Option<Tensor<1>>) {
     if uses_fused_kernels(&sites.device()) {
-        return dispatch::squared_error_gradients(sites.clone(), candidates, target.clone());
+        let grads =
+            dispatch::squared_error_gradients(sites.clone(), candidates, target.clone(), removal);
+        if !removal {
+            return (grads, None);
+        }
+        let capacity = grads.dims()[0];
+        let delta = grads.clone().narrow(1, SITE_PARAMS, 1).reshape([capacity]);
+        return (grads.narrow(1, 0, SITE_PARAMS), Some(delta));
     }
     let tracked = sites.clone().autodiff().require_grad();
     let image =
         crate::sad::render_reference(tracked.clone(), candidates.ids(), candidates.geometry());
     let error = image - target.clone();
     let grads = (error.clone() * error).sum().backward();
-    tracked.grad(&grads).expect("the sites are tracked").inner()
+    let grads = tracked.grad(&grads).expect("the sites are tracked").inner();
+    let delta = removal.then(|| {
+        let stats = site_statistics(sites, candidates, target, StatisticsKind::RemovalDelta);
+        let capacity = stats.dims()[0];
+        stats.reshape([capacity])
+    });
+    (grads, delta)
+}
+
+/// `sites` with the `count` live sites whose removal costs least marked inactive (position
+/// (−1, −1)): smallest `removal · norm` first (negative as 0, non-finite never), ties by id, as
+/// the reference's stable sort ranks them. On CubeCL devices a radix select runs on the device
+/// with no read back to the host; elsewhere [`prune_candidates`] selects on the host.
+pub fn prune_sites(sites: Tensor<2>, removal: Tensor<1>, count: usize, norm: f32) -> Tensor<2> {
+    if count == 0 {
+        return sites;
+    }
+    if uses_fused_kernels(&sites.device()) {
+        return dispatch::prune(sites, removal, count, norm);
+    }
+    let capacity = sites.dims()[0];
+    let delta = removal
+        .try_to_vec_as::<f32>()
+        .expect("removal deltas are readable");
+    let positions_x = sites
+        .clone()
+        .narrow(1, POSITION, 1)
+        .try_to_vec_as::<f32>()
+        .expect("positions are readable");
+    let mut doomed = vec![false; capacity];
+    for id in prune_candidates(&positions_x, &delta, norm, count) {
+        doomed[id] = true;
+    }
+    let device = sites.device();
+    let mask = Tensor::<2, Bool>::from_data(TensorData::new(doomed, [capacity, 1]), &device);
+    let positions = sites
+        .clone()
+        .narrow(1, POSITION, 2)
+        .mask_fill(mask.expand([capacity, 2]), -1.0);
+    let rest = sites.narrow(1, POSITION + 2, SITE_PARAMS - 2);
+    Tensor::cat(vec![positions, rest], 1)
 }
 
 /// Per-site statistics of the render of `sites` against `target` (`[3, H, W]`):
@@ -147,12 +199,23 @@ mod dispatch {
         sites: Tensor<2>,
         candidates: &Candidates,
         target: Tensor<3>,
+        removal: bool,
     ) -> Tensor<2> {
         Tensor::from_dispatch(<Dispatch as SadBackend>::sad_squared_error_gradients(
             sites.into_dispatch(),
             candidates.ids().into_dispatch(),
             target.into_dispatch(),
             candidates.geometry(),
+            removal,
+        ))
+    }
+
+    pub fn prune(sites: Tensor<2>, removal: Tensor<1>, count: usize, norm: f32) -> Tensor<2> {
+        Tensor::from_dispatch(<Dispatch as SadBackend>::sad_prune(
+            sites.into_dispatch(),
+            removal.into_dispatch(),
+            count,
+            norm,
         ))
     }
 
@@ -213,7 +276,16 @@ mod dispatch {
 
     use crate::sad::Candidates;
 
-    pub fn squared_error_gradients(_: Tensor<2>, _: &Candidates, _: Tensor<3>) -> Tensor<2> {
+    pub fn squared_error_gradients(
+        _: Tensor<2>,
+        _: &Candidates,
+        _: Tensor<3>,
+        _: bool,
+    ) -> Tensor<2> {
+        unreachable!("no CubeCL runtime is compiled in")
+    }
+
+    pub fn prune(_: Tensor<2>, _: Tensor<1>, _: usize, _: f32) -> Tensor<2> {
         unreachable!("no CubeCL runtime is compiled in")
     }
 

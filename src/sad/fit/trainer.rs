@@ -2,13 +2,13 @@
 
 use std::time::{Duration, Instant};
 
-use burn::tensor::{Bool, Device, Int, Tensor, TensorData};
-use burn_sad_kernels::sad::{ADAM_STATE, AdamStep, K, SITE_PARAMS, StatisticsKind};
+use burn::tensor::{Device, Int, Tensor, TensorData};
+use burn_sad_kernels::sad::{ADAM_STATE, AdamStep, K, StatisticsKind};
 
 use super::budget::{BudgetSolution, Schedule, bits_per_pixel, solve_target_bpp};
-use super::densify::{prune_candidates, split_candidates, split_sites};
+use super::densify::{split_candidates, split_sites};
 use super::init::{InitialShape, Initialisation};
-use super::ops::{adam_step, site_statistics, squared_error_gradients, tau_diffusion};
+use super::ops::{adam_step, prune_sites, site_statistics, squared_error_gradients, tau_diffusion};
 use super::{FitError, TargetImage, TrainingConfig};
 use crate::sad::{
     Candidates, HilbertOrder, PropagationOptions, RenderGeometry, SiteTable, psnr, render,
@@ -106,11 +106,10 @@ pub struct FitResult {
 }
 
 /// Phases of an iteration, as [`PhaseTimes`] names them.
-const PHASES: [&str; 8] = [
+const PHASES: [&str; 7] = [
     "candidates",
     "densify",
     "gradients",
-    "removal delta",
     "tau diffusion",
     "adam",
     "prune",
@@ -258,14 +257,16 @@ impl Trainer {
         let mut scratch = self.clone();
         scratch.profile = None;
         scratch.propagate(&mut candidates, 1);
-        let grads = scratch.gradients();
-        for kind in [StatisticsKind::RemovalDelta, StatisticsKind::Densify] {
-            drop(site_statistics(
-                &scratch.sites,
-                &scratch.candidates,
-                &scratch.target_tensor,
-                kind,
-            ));
+        let (_, removal) = scratch.gradients(true);
+        let (grads, _) = scratch.gradients(false);
+        drop(site_statistics(
+            &scratch.sites,
+            &scratch.candidates,
+            &scratch.target_tensor,
+            StatisticsKind::Densify,
+        ));
+        if let Some(removal) = removal {
+            scratch.prune(removal, 1);
         }
         let tau = tau_diffusion(
             &scratch.sites,
@@ -385,18 +386,9 @@ impl Trainer {
         self.lap(1);
         let prune = self.schedule.is_prune_iteration(it);
 
-        let grads = self.gradients();
+        // On prune iterations the same pass also sums each site's removal delta.
+        let (grads, removal) = self.gradients(prune);
         self.lap(2);
-        let removal = prune.then(|| {
-            site_statistics(
-                &self.sites,
-                &self.candidates,
-                &self.target_tensor,
-                StatisticsKind::RemovalDelta,
-            )
-        });
-
-        self.lap(3);
         if let Some(next) = self.pending.take() {
             self.candidates = next;
         }
@@ -409,12 +401,12 @@ impl Trainer {
             lambda,
             TAU_DIFFUSION_PASSES,
         );
-        self.lap(4);
+        self.lap(3);
         let step = self.adam_parameters(it + 1);
         let (sites, state) = adam_step(self.sites.clone(), grads, tau, self.state.clone(), &step);
         self.sites = sites;
         self.state = state;
-        self.lap(5);
+        self.lap(4);
 
         if let Some(removal) = removal {
             let count = self.schedule.prunes_at(it, self.active_estimate);
@@ -422,11 +414,11 @@ impl Trainer {
                 self.prune(removal, count);
             }
         }
-        self.lap(6);
+        self.lap(5);
         self.iteration += 1;
         let log_every = self.options.log_every.max(1);
         let psnr = (it.is_multiple_of(log_every) || self.iteration == iters).then(|| self.psnr());
-        self.lap(7);
+        self.lap(6);
         psnr
     }
 
@@ -503,28 +495,43 @@ impl Trainer {
         }
     }
 
-    /// ∂L/∂sites, `[capacity, 10]`, summed over pixels.
-    fn gradients(&self) -> Tensor<2> {
+    /// ∂L/∂sites, `[capacity, 10]`, summed over pixels, and with `removal` the removal delta of
+    /// the squared error per site.
+    fn gradients(&self, removal: bool) -> (Tensor<2>, Option<Tensor<1>>) {
         if self.options.ssim_weight == 0.0 {
-            return squared_error_gradients(&self.sites, &self.candidates, &self.target_tensor);
+            return squared_error_gradients(
+                &self.sites,
+                &self.candidates,
+                &self.target_tensor,
+                removal,
+            );
         }
+        let removal = removal.then(|| {
+            let delta = site_statistics(
+                &self.sites,
+                &self.candidates,
+                &self.target_tensor,
+                StatisticsKind::RemovalDelta,
+            );
+            let capacity = delta.dims()[0];
+            delta.reshape([capacity])
+        });
         let tracked = self.sites.clone().autodiff().require_grad();
         let size = [self.geometry.height, self.geometry.width];
         let image = render(tracked.clone(), &self.candidates, size);
         let error = image.clone() - self.target_tensor.clone();
         let mut loss = (error.clone() * error).sum();
-        let weight = self.options.ssim_weight;
-        if weight > 0.0 {
-            let ssim = fused_ssim(
-                image.unsqueeze::<4>(),
-                self.target_tensor.clone().unsqueeze::<4>(),
-                SsimOptions::default(),
-            );
-            let pixels = (size[0] * size[1]) as f32;
-            loss = loss + ssim.neg().add_scalar(1.0).mul_scalar(weight * pixels);
-        }
+        let ssim = fused_ssim(
+            image.unsqueeze::<4>(),
+            self.target_tensor.clone().unsqueeze::<4>(),
+            SsimOptions::default(),
+        );
+        let pixels = (size[0] * size[1]) as f32;
+        let weight = self.options.ssim_weight * pixels;
+        loss = loss + ssim.neg().add_scalar(1.0).mul_scalar(weight);
         let grads = loss.backward();
-        tracked.grad(&grads).expect("the sites are tracked").inner()
+        let grads = tracked.grad(&grads).expect("the sites are tracked").inner();
+        (grads, removal)
     }
 
     fn adam_parameters(&self, t: usize) -> AdamStep {
@@ -593,29 +600,10 @@ impl Trainer {
         self.active_estimate += splits;
     }
 
-    fn prune(&mut self, removal: Tensor<2>, count: usize) {
-        let capacity = self.schedule.capacity;
-        // One read for both columns: every read waits for the device.
-        let both = Tensor::cat(vec![removal, self.sites.clone().narrow(1, 0, 1)], 1)
-            .try_to_vec_as::<f32>()
-            .expect("removal deltas are readable");
-        let (delta, positions_x): (Vec<f32>, Vec<f32>) =
-            both.chunks_exact(2).map(|pair| (pair[0], pair[1])).unzip();
+    fn prune(&mut self, removal: Tensor<1>, count: usize) {
+        // The reference normalises by the masked pixels, all of them here.
         let norm = 1.0 / (self.geometry.width * self.geometry.height).max(1) as f32;
-        let doomed = prune_candidates(&positions_x, &delta, norm, count);
-        let mut mask = vec![false; capacity];
-        for &id in &doomed {
-            mask[id] = true;
-        }
-        let device = self.sites.device();
-        let mask = Tensor::<2, Bool>::from_data(TensorData::new(mask, [capacity, 1]), &device);
-        let positions = self
-            .sites
-            .clone()
-            .narrow(1, 0, 2)
-            .mask_fill(mask.expand([capacity, 2]), -1.0);
-        let rest = self.sites.clone().narrow(1, 2, SITE_PARAMS - 2);
-        self.sites = Tensor::cat(vec![positions, rest], 1);
+        self.sites = prune_sites(self.sites.clone(), removal, count, norm);
         self.active_estimate = self.active_estimate.saturating_sub(count);
     }
 }

@@ -1,0 +1,162 @@
+//! Launches of the candidate-list kernels: random init, jump flood, propagation passes.
+
+use burn::backend::{cubecl::dtype_to_storage_type, ops::IntTensorOps};
+use burn::tensor::{DType, Shape};
+use burn_cubecl::{
+    CubeBackend, kernel::into_contiguous, ops::numeric::empty_device_contiguous_dtype,
+    tensor::CubeTensor,
+};
+use burn_sad_kernels::sad::{
+    PACKED_WORDS, candidate_pass_kernel, init_candidates_kernel, jfa_flood_kernel,
+    pack_sites_kernel, seed_candidates_kernel,
+};
+use cubecl::{CubeCount, CubeDim};
+
+use super::{capacity, cell_grid, empty_ids, ids, site_grid};
+use crate::sad::{PassConfig, RenderGeometry};
+
+pub(super) fn init_candidates(
+    sites: CubeTensor,
+    geometry: RenderGeometry,
+    seed: u32,
+) -> CubeTensor {
+    let sites = into_contiguous(sites);
+    let candidates = empty_ids(&sites, geometry);
+    let (count, dim) = cell_grid(geometry);
+    init_candidates_kernel::launch(
+        &sites.client,
+        count,
+        dim,
+        candidates.clone().into_tensor_arg(),
+        geometry.cand_w(),
+        geometry.cand_h(),
+        capacity(&sites) as u32,
+        seed,
+    );
+    seed_sites(&sites, &candidates, geometry);
+    candidates
+}
+
+pub(super) fn flood_candidates(sites: CubeTensor, geometry: RenderGeometry) -> CubeTensor {
+    let sites = into_contiguous(sites);
+    let candidates = empty_ids(&sites, geometry);
+    seed_sites(&sites, &candidates, geometry);
+    let (count, dim) = cell_grid(geometry);
+    let top = geometry.cand_w().max(geometry.cand_h()).next_power_of_two() as u32;
+    let mut step = top / 2;
+    let mut read_half = 0u32;
+    while step >= 1 {
+        jfa_flood_kernel::launch(
+            &sites.client,
+            count.clone(),
+            dim,
+            sites.clone().into_tensor_arg(),
+            candidates.clone().into_tensor_arg(),
+            geometry.cand_w(),
+            geometry.cand_h(),
+            geometry.width,
+            geometry.height,
+            geometry.downscale.max(1),
+            capacity(&sites),
+            step,
+            read_half,
+            geometry.inv_scale_sq(),
+            dtype_to_storage_type(sites.dtype),
+        );
+        read_half ^= 1;
+        step /= 2;
+    }
+    if read_half == 1 {
+        // The result sits in slots 4..8; the reference copies it over slots 0..4 and keeps
+        // the copy in 4..8 as well.
+        let upper = CubeBackend::int_slice(
+            candidates.clone(),
+            &[
+                burn::tensor::Slice::new(0, None, 1),
+                burn::tensor::Slice::new(4, Some(8), 1),
+            ],
+        );
+        return CubeBackend::int_cat(vec![upper.clone(), upper], 1);
+    }
+    candidates
+}
+
+/// The half-precision copy of `sites` that the propagation ranks from, `[capacity, 4]` u32.
+pub(super) fn pack_sites(sites: CubeTensor) -> CubeTensor {
+    let sites = into_contiguous(sites);
+    let count_sites = capacity(&sites);
+    let packed = empty_device_contiguous_dtype(
+        sites.client.clone(),
+        sites.device.clone(),
+        Shape::new([count_sites, PACKED_WORDS]),
+        DType::U32,
+    );
+    let (count, dim) = site_grid(count_sites);
+    pack_sites_kernel::launch(
+        &sites.client,
+        count,
+        dim,
+        sites.clone().into_tensor_arg(),
+        packed.clone().into_tensor_arg(),
+        count_sites,
+        dtype_to_storage_type(sites.dtype),
+    );
+    packed
+}
+
+pub(super) fn candidate_pass(
+    packed: CubeTensor,
+    candidates: CubeTensor,
+    hilbert_order: CubeTensor,
+    hilbert_rank: CubeTensor,
+    geometry: RenderGeometry,
+    pass: PassConfig,
+) -> CubeTensor {
+    let packed = into_contiguous(packed);
+    let input = ids(candidates);
+    let hilbert_order = ids(hilbert_order);
+    let hilbert_rank = ids(hilbert_rank);
+    let output = empty_ids(&packed, geometry);
+    let (count, dim) = cell_grid(geometry);
+    candidate_pass_kernel::launch(
+        &packed.client,
+        count,
+        dim,
+        packed.clone().into_tensor_arg(),
+        input.into_tensor_arg(),
+        output.clone().into_tensor_arg(),
+        hilbert_order.into_tensor_arg(),
+        hilbert_rank.into_tensor_arg(),
+        geometry.cand_w(),
+        geometry.cand_h(),
+        geometry.width,
+        geometry.height,
+        geometry.downscale.max(1),
+        capacity(&packed),
+        pass.jump,
+        pass.pass,
+        pass.inject,
+        pass.hilbert_probes,
+        pass.hilbert_window,
+        geometry.inv_scale_sq(),
+        dtype_to_storage_type(DType::F32),
+    );
+    output
+}
+
+/// Writes every active site into slot 0 of its cell.
+fn seed_sites(sites: &CubeTensor, candidates: &CubeTensor, geometry: RenderGeometry) {
+    let count = capacity(sites);
+    seed_candidates_kernel::launch(
+        &sites.client,
+        CubeCount::Static((count as u32).div_ceil(256), 1, 1),
+        CubeDim::new_1d(256),
+        sites.clone().into_tensor_arg(),
+        candidates.clone().into_tensor_arg(),
+        geometry.cand_w(),
+        geometry.cand_h(),
+        count,
+        1.0 / geometry.downscale.max(1) as f32,
+        dtype_to_storage_type(sites.dtype),
+    );
+}

@@ -1,0 +1,272 @@
+//! Launches of the SAD kernels on the CubeCL backend (every runtime): the render and its
+//! backward here, the candidate kernels in `candidates`, the training steps in `train`, the
+//! device-side prune in `prune`.
+
+mod candidates;
+mod prune;
+mod train;
+
+use burn::backend::{TensorMetadata, cubecl::dtype_to_storage_type, ops::IntTensorOps};
+use burn::tensor::{DType, IntDType, Shape};
+use burn_cubecl::{
+    CubeBackend, kernel::into_contiguous, ops::numeric::empty_device_contiguous_dtype,
+    tensor::CubeTensor,
+};
+use burn_sad_kernels::sad::{
+    AdamStep, BackwardOutputs, K, StatisticsKind, TILE, clear_kernel, render_backward_kernel,
+    render_kernel,
+};
+use cubecl::{CubeCount, CubeDim};
+
+use super::{PassConfig, RenderGeometry, SadBackend};
+
+/// Units per side of the cubes of the per-cell candidate kernels.
+const CELL_TILE: u32 = 16;
+
+fn image_grid(geometry: RenderGeometry) -> (CubeCount, CubeDim) {
+    (
+        CubeCount::Static(
+            geometry.width.div_ceil(TILE) as u32,
+            geometry.height.div_ceil(TILE) as u32,
+            1,
+        ),
+        CubeDim::new_2d(TILE as u32, TILE as u32),
+    )
+}
+
+fn cell_grid(geometry: RenderGeometry) -> (CubeCount, CubeDim) {
+    (
+        CubeCount::Static(
+            (geometry.cand_w() as u32).div_ceil(CELL_TILE),
+            (geometry.cand_h() as u32).div_ceil(CELL_TILE),
+            1,
+        ),
+        CubeDim::new_2d(CELL_TILE, CELL_TILE),
+    )
+}
+
+fn site_grid(sites: usize) -> (CubeCount, CubeDim) {
+    (
+        CubeCount::Static((sites as u32).div_ceil(256).max(1), 1, 1),
+        CubeDim::new_1d(256),
+    )
+}
+
+/// A zeroed contiguous f32 accumulator of `shape`.
+fn zeros_f32(like: &CubeTensor, shape: Shape) -> CubeTensor {
+    let values = empty_f32(like, shape);
+    let (count, dim) = site_grid(values.shape().num_elements());
+    clear_kernel::launch(
+        &like.client,
+        count,
+        dim,
+        values.clone().into_tensor_arg(),
+        dtype_to_storage_type(values.dtype),
+    );
+    values
+}
+
+/// Whether the runtime has float atomics in shared memory (CUDA and HIP do; WGSL does not).
+fn native_shared_atomics(tensor: &CubeTensor) -> bool {
+    matches!(tensor.client.name(), "cuda" | "hip")
+}
+
+/// The environment variable that turns the backward's plane (warp) sums on (`1`) or off (`0`)
+/// where they would otherwise be chosen, for measuring both.
+pub const PLANE_SUMS_ENV: &str = "BURN_SAD_PLANE_SUMS";
+
+/// Whether the backward sums runs of equal sites across a plane before its shared-memory
+/// atomics: on CUDA and HIP, whose shuffles every unit reaches (WGSL subgroups are optional).
+fn plane_sums(tensor: &CubeTensor) -> bool {
+    match std::env::var(PLANE_SUMS_ENV).as_deref() {
+        Ok("0") => false,
+        Ok("1") => true,
+        _ => native_shared_atomics(tensor),
+    }
+}
+
+fn capacity(sites: &CubeTensor) -> usize {
+    sites.shape()[0]
+}
+
+/// Candidate ids as contiguous i32, whatever int type they arrived in.
+fn ids(candidates: CubeTensor) -> CubeTensor {
+    let candidates = if candidates.dtype == DType::I32 {
+        candidates
+    } else {
+        CubeBackend::int_cast(candidates, IntDType::I32)
+    };
+    into_contiguous(candidates)
+}
+
+fn empty_f32(like: &CubeTensor, shape: Shape) -> CubeTensor {
+    empty_device_contiguous_dtype(like.client.clone(), like.device.clone(), shape, DType::F32)
+}
+
+fn empty_ids(sites: &CubeTensor, geometry: RenderGeometry) -> CubeTensor {
+    CubeBackend::int_full(
+        Shape::new([geometry.cells(), K]),
+        (-1i32).into(),
+        &sites.device,
+        IntDType::I32,
+    )
+}
+
+impl SadBackend for CubeBackend {
+    fn sad_render(
+        sites: CubeTensor,
+        candidates: CubeTensor,
+        geometry: RenderGeometry,
+    ) -> CubeTensor {
+        let sites = into_contiguous(sites);
+        let candidates = ids(candidates);
+        // Every pixel is written. Allocated contiguous: the kernels index linearly, and
+        // `float_zeros` may hand out pitched rows.
+        let image = empty_f32(&sites, Shape::new([3, geometry.height, geometry.width]));
+        let (count, dim) = image_grid(geometry);
+        render_kernel::launch(
+            &sites.client,
+            count,
+            dim,
+            sites.clone().into_tensor_arg(),
+            candidates.into_tensor_arg(),
+            image.clone().into_tensor_arg(),
+            geometry.width,
+            geometry.height,
+            geometry.cand_w(),
+            geometry.cand_h(),
+            capacity(&sites),
+            geometry.inv_scale_sq(),
+            dtype_to_storage_type(sites.dtype),
+        );
+        image
+    }
+
+    fn sad_render_backward(
+        sites: CubeTensor,
+        candidates: CubeTensor,
+        grad_image: CubeTensor,
+        geometry: RenderGeometry,
+    ) -> CubeTensor {
+        let outputs = BackwardOutputs {
+            from_target: false,
+            removal: false,
+        };
+        backward(sites, candidates, grad_image, geometry, outputs)
+    }
+
+    fn sad_squared_error_gradients(
+        sites: CubeTensor,
+        candidates: CubeTensor,
+        target: CubeTensor,
+        geometry: RenderGeometry,
+        removal: bool,
+    ) -> CubeTensor {
+        let outputs = BackwardOutputs {
+            from_target: true,
+            removal,
+        };
+        backward(sites, candidates, target, geometry, outputs)
+    }
+
+    fn sad_init_candidates(sites: CubeTensor, geometry: RenderGeometry, seed: u32) -> CubeTensor {
+        candidates::init_candidates(sites, geometry, seed)
+    }
+
+    fn sad_flood_candidates(sites: CubeTensor, geometry: RenderGeometry) -> CubeTensor {
+        candidates::flood_candidates(sites, geometry)
+    }
+
+    fn sad_pack_sites(sites: CubeTensor) -> CubeTensor {
+        candidates::pack_sites(sites)
+    }
+
+    fn sad_candidate_pass(
+        packed: CubeTensor,
+        candidates: CubeTensor,
+        hilbert_order: CubeTensor,
+        hilbert_rank: CubeTensor,
+        geometry: RenderGeometry,
+        pass: PassConfig,
+    ) -> CubeTensor {
+        candidates::candidate_pass(
+            packed,
+            candidates,
+            hilbert_order,
+            hilbert_rank,
+            geometry,
+            pass,
+        )
+    }
+
+    fn sad_site_statistics(
+        sites: CubeTensor,
+        candidates: CubeTensor,
+        target: CubeTensor,
+        geometry: RenderGeometry,
+        kind: StatisticsKind,
+    ) -> CubeTensor {
+        train::site_statistics(sites, candidates, target, geometry, kind)
+    }
+
+    fn sad_tau_diffusion(
+        sites: CubeTensor,
+        candidates: CubeTensor,
+        grads: CubeTensor,
+        geometry: RenderGeometry,
+        lambda: f32,
+        passes: u32,
+    ) -> CubeTensor {
+        train::tau_diffusion(sites, candidates, grads, geometry, lambda, passes)
+    }
+
+    fn sad_prune(sites: CubeTensor, removal: CubeTensor, count: usize, norm: f32) -> CubeTensor {
+        prune::prune(sites, removal, count, norm)
+    }
+
+    fn sad_adam_step(
+        sites: CubeTensor,
+        grads: CubeTensor,
+        tau_grads: CubeTensor,
+        state: CubeTensor,
+        step: AdamStep,
+    ) -> (CubeTensor, CubeTensor) {
+        train::adam_step(sites, grads, tau_grads, state, step)
+    }
+}
+
+/// The backward kernel, from ∂L/∂image or (`from_target`) from the target of a summed squared
+/// error, with the removal delta as an extra column if asked for.
+fn backward(
+    sites: CubeTensor,
+    candidates: CubeTensor,
+    image: CubeTensor,
+    geometry: RenderGeometry,
+    outputs: BackwardOutputs,
+) -> CubeTensor {
+    let sites = into_contiguous(sites);
+    let candidates = ids(candidates);
+    let image = into_contiguous(image);
+    let grads = zeros_f32(&sites, Shape::new([capacity(&sites), outputs.columns()]));
+    let (count, dim) = image_grid(geometry);
+    render_backward_kernel::launch(
+        &sites.client,
+        count,
+        dim,
+        sites.clone().into_tensor_arg(),
+        candidates.into_tensor_arg(),
+        image.into_tensor_arg(),
+        grads.clone().into_tensor_arg(),
+        geometry.width,
+        geometry.height,
+        geometry.cand_w(),
+        geometry.cand_h(),
+        capacity(&sites),
+        geometry.inv_scale_sq(),
+        outputs,
+        native_shared_atomics(&sites),
+        plane_sums(&sites),
+        dtype_to_storage_type(sites.dtype),
+    );
+    grads
+}

@@ -1,0 +1,141 @@
+//! Launches of the training-step kernels: per-site statistics, tau diffusion, Adam.
+
+use burn::backend::cubecl::dtype_to_storage_type;
+use burn::tensor::Shape;
+use burn_cubecl::{kernel::into_contiguous, tensor::CubeTensor};
+use burn_sad_kernels::sad::{
+    ADAM_STATE, AdamStep, AdamStepLaunch, LOG_TAU, SITE_PARAMS, StatisticsKind, adam_kernel,
+    site_statistics_kernel, tau_diffusion_kernel,
+};
+
+use super::{capacity, empty_f32, ids, image_grid, native_shared_atomics, site_grid, zeros_f32};
+use crate::sad::RenderGeometry;
+
+pub(super) fn site_statistics(
+    sites: CubeTensor,
+    candidates: CubeTensor,
+    target: CubeTensor,
+    geometry: RenderGeometry,
+    kind: StatisticsKind,
+) -> CubeTensor {
+    let sites = into_contiguous(sites);
+    let candidates = ids(candidates);
+    let target = into_contiguous(target);
+    let stats = zeros_f32(&sites, Shape::new([capacity(&sites), kind.channels()]));
+    let (count, dim) = image_grid(geometry);
+    site_statistics_kernel::launch(
+        &sites.client,
+        count,
+        dim,
+        sites.clone().into_tensor_arg(),
+        candidates.into_tensor_arg(),
+        target.into_tensor_arg(),
+        stats.clone().into_tensor_arg(),
+        geometry.width,
+        geometry.height,
+        geometry.cand_w(),
+        geometry.cand_h(),
+        capacity(&sites),
+        geometry.inv_scale_sq(),
+        kind,
+        native_shared_atomics(&sites),
+        dtype_to_storage_type(sites.dtype),
+    );
+    stats
+}
+
+pub(super) fn tau_diffusion(
+    sites: CubeTensor,
+    candidates: CubeTensor,
+    grads: CubeTensor,
+    geometry: RenderGeometry,
+    lambda: f32,
+    passes: u32,
+) -> CubeTensor {
+    let sites = into_contiguous(sites);
+    let candidates = ids(candidates);
+    let grads = into_contiguous(grads);
+    let count_sites = capacity(&sites);
+    let (count, dim) = site_grid(count_sites);
+    // The first pass reads the log τ column of the gradients; zero passes is one pass with
+    // λ = 0, which copies that column out.
+    let (passes, lambda) = if passes == 0 {
+        (1, 0.0)
+    } else {
+        (passes, lambda)
+    };
+    let mut current = grads.clone();
+    let mut stride = SITE_PARAMS;
+    let mut offset = LOG_TAU;
+    for _ in 0..passes {
+        let next = empty_f32(&sites, Shape::new([count_sites]));
+        tau_diffusion_kernel::launch(
+            &sites.client,
+            count.clone(),
+            dim,
+            sites.clone().into_tensor_arg(),
+            candidates.clone().into_tensor_arg(),
+            grads.clone().into_tensor_arg(),
+            SITE_PARAMS,
+            LOG_TAU,
+            current.into_tensor_arg(),
+            stride,
+            offset,
+            next.clone().into_tensor_arg(),
+            geometry.cand_w(),
+            geometry.cand_h(),
+            1.0 / geometry.downscale.max(1) as f32,
+            count_sites,
+            lambda,
+        );
+        current = next;
+        (stride, offset) = (1, 0);
+    }
+    current
+}
+
+pub(super) fn adam_step(
+    sites: CubeTensor,
+    grads: CubeTensor,
+    tau_grads: CubeTensor,
+    state: CubeTensor,
+    step: AdamStep,
+) -> (CubeTensor, CubeTensor) {
+    let sites = into_contiguous(sites);
+    let grads = into_contiguous(grads);
+    let tau_grads = into_contiguous(tau_grads);
+    let state = into_contiguous(state);
+    let sites_count = capacity(&sites);
+    let out_sites = empty_f32(&sites, Shape::new([sites_count, SITE_PARAMS]));
+    let out_state = empty_f32(&sites, Shape::new([sites_count, ADAM_STATE]));
+    let (count, dim) = site_grid(sites_count);
+    adam_kernel::launch(
+        &sites.client,
+        count,
+        dim,
+        sites.clone().into_tensor_arg(),
+        grads.into_tensor_arg(),
+        tau_grads.into_tensor_arg(),
+        state.into_tensor_arg(),
+        out_sites.clone().into_tensor_arg(),
+        out_state.clone().into_tensor_arg(),
+        AdamStepLaunch::new(
+            step.lr_position,
+            step.lr_log_tau,
+            step.lr_radius,
+            step.lr_color,
+            step.lr_direction,
+            step.lr_log_aniso,
+            step.beta1,
+            step.beta2,
+            step.eps,
+            step.correction1,
+            step.correction2,
+            step.grad_scale,
+            step.max_x,
+            step.max_y,
+        ),
+        sites_count,
+    );
+    (out_sites, out_state)
+}
