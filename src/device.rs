@@ -67,6 +67,21 @@ impl DeviceChoice {
         }
     }
 
+    /// What this choice is, as a person reads it (`Auto` has no device of its own).
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Auto => "the best device found",
+            Self::Cuda => "CUDA GPU 0",
+            Self::Rocm => "ROCm GPU 0",
+            Self::Wgpu => "wgpu, default adapter",
+            Self::WgpuCpu => "wgpu, CPU adapter",
+            Self::Vulkan => "Vulkan (SPIR-V), default adapter",
+            Self::Metal => "Metal, default GPU",
+            Self::Cpu => "CubeCL CPU runtime",
+            Self::Flex => "Flex, CPU reference ops",
+        }
+    }
+
     /// The device for this choice, unprobed; `None` when its feature is not compiled in.
     pub fn device(self) -> Option<Device> {
         #[allow(unused_imports)]
@@ -95,7 +110,8 @@ impl DeviceChoice {
     }
 }
 
-/// Resolves a choice to a working device, with a short description of it.
+/// Resolves a choice to a working device, with a short description of it as a person reads it
+/// (`wgpu, CPU adapter`, `CUDA GPU 0`, …).
 ///
 /// An explicit choice that is not compiled in or does not initialise is an error; `Auto` falls
 /// back along the chain in the module docs and warns on stderr when it lands on Flex.
@@ -105,54 +121,67 @@ pub fn select_device(choice: DeviceChoice) -> Result<(Device, String), String> {
             .device()
             .ok_or_else(|| format!("device `{choice:?}` is not compiled into this build"))?;
         return if probe(&device) {
-            Ok((device.clone(), describe(&device)))
+            Ok((device, choice.label().to_owned()))
         } else {
             Err(format!("device `{choice:?}` failed to initialise"))
         };
     }
     #[allow(unused_imports)]
     use burn::tensor::DeviceKind;
-    let mut candidates: Vec<Device> = Vec::new();
+    let mut candidates: Vec<(Device, &str)> = Vec::new();
     #[cfg(feature = "cuda")]
-    candidates.push(Device::cuda(0usize));
+    candidates.push((Device::cuda(0usize), DeviceChoice::Cuda.label()));
     #[cfg(feature = "rocm")]
-    candidates.push(Device::rocm(0usize));
+    candidates.push((Device::rocm(0usize), DeviceChoice::Rocm.label()));
     // Vulkan's SPIR-V path before WGSL on the same GPU; a CPU adapter only after every GPU.
     #[cfg(feature = "vulkan")]
     candidates.extend([
-        Device::vulkan(DeviceKind::DiscreteGpu(0)),
-        Device::vulkan(DeviceKind::IntegratedGpu(0)),
+        (
+            Device::vulkan(DeviceKind::DiscreteGpu(0)),
+            "Vulkan (SPIR-V), discrete GPU 0",
+        ),
+        (
+            Device::vulkan(DeviceKind::IntegratedGpu(0)),
+            "Vulkan (SPIR-V), integrated GPU 0",
+        ),
     ]);
     #[cfg(feature = "wgpu")]
     candidates.extend([
-        Device::wgpu(DeviceKind::DiscreteGpu(0)),
-        Device::wgpu(DeviceKind::IntegratedGpu(0)),
-        Device::wgpu(DeviceKind::Cpu),
+        (
+            Device::wgpu(DeviceKind::DiscreteGpu(0)),
+            "wgpu, discrete GPU 0",
+        ),
+        (
+            Device::wgpu(DeviceKind::IntegratedGpu(0)),
+            "wgpu, integrated GPU 0",
+        ),
+        (Device::wgpu(DeviceKind::Cpu), DeviceChoice::WgpuCpu.label()),
     ]);
     #[cfg(feature = "vulkan")]
-    candidates.push(Device::vulkan(DeviceKind::Cpu));
+    candidates.push((
+        Device::vulkan(DeviceKind::Cpu),
+        "Vulkan (SPIR-V), CPU adapter",
+    ));
     #[cfg(feature = "metal")]
-    candidates.push(Device::metal(DeviceKind::DefaultDevice));
-    if let Some(device) = candidates.into_iter().find(probe) {
-        return Ok((device.clone(), describe(&device)));
+    candidates.push((
+        Device::metal(DeviceKind::DefaultDevice),
+        DeviceChoice::Metal.label(),
+    ));
+    if let Some((device, label)) = candidates.into_iter().find(|(device, _)| probe(device)) {
+        return Ok((device, label.to_owned()));
     }
     #[cfg(feature = "flex")]
     {
         eprintln!(
             "warning: no GPU or wgpu adapter found; running on Flex (CPU reference ops, slow)"
         );
-        let device = Device::flex();
-        Ok((device.clone(), describe(&device)))
+        Ok((Device::flex(), DeviceChoice::Flex.label().to_owned()))
     }
     #[cfg(not(feature = "flex"))]
     Err(
         "no compiled-in device initialised (build with the `flex` feature for a CPU fallback)"
             .into(),
     )
-}
-
-fn describe(device: &Device) -> String {
-    format!("{:?}", device.as_dispatch())
 }
 
 /// Whether a tiny tensor survives a round trip to `device`. Initialisation failures panic inside

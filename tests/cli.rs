@@ -320,3 +320,27 @@ fn fit_rejects_bad_input_in_one_line() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_run_without_xdg_runtime_dir_prints_no_false_errors() {
+    let a = format!("{DATA}/chelsea.png");
+    let b = format!("{DATA}/chelsea_degraded.png");
+    let out = Command::new(env!("CARGO_BIN_EXE_sad"))
+        .args(["ssim", &a, &b])
+        .env_remove("XDG_RUNTIME_DIR")
+        .output()
+        .expect("sad runs");
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("XDG_RUNTIME_DIR"), "stderr: {stderr}");
+    assert!(!stderr.contains("error"), "stderr: {stderr}");
+    // The device as a person reads it, not a debug dump.
+    let device = stderr
+        .lines()
+        .find_map(|line| line.strip_prefix("device: "))
+        .expect("a device line");
+    assert!(
+        !device.contains('{') && !device.contains("("),
+        "device line: {device}"
+    );
+}

@@ -80,13 +80,43 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    match run(Cli::parse()) {
+    // Parsed first: a usage error exits from inside clap, before anything is made to clean up.
+    let cli = Cli::parse();
+    let runtime_dir = private_runtime_dir();
+    let code = match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("error: {error:#}");
             ExitCode::FAILURE
         }
+    };
+    if let Some(dir) = runtime_dir {
+        let _ = std::fs::remove_dir(dir);
     }
+    code
+}
+
+/// Without `XDG_RUNTIME_DIR` (containers, CI jobs, ssh sessions without a login manager) Mesa's
+/// Vulkan drivers print a dozen "XDG_RUNTIME_DIR is invalid or not set" errors, though nothing
+/// here needs the directory. Gives the process a private empty one (mode 0700) instead, which
+/// `main` removes at the end; returns it if it made one.
+#[cfg(unix)]
+fn private_runtime_dir() -> Option<PathBuf> {
+    use std::os::unix::fs::DirBuilderExt;
+    if std::env::var_os("XDG_RUNTIME_DIR").is_some_and(|dir| !dir.is_empty()) {
+        return None;
+    }
+    let dir = std::env::temp_dir().join(format!("burn-sad-runtime-{}", std::process::id()));
+    std::fs::DirBuilder::new().mode(0o700).create(&dir).ok()?;
+    // SAFETY: called at the start of `main`, before any other thread exists.
+    unsafe { std::env::set_var("XDG_RUNTIME_DIR", &dir) };
+    Some(dir)
+}
+
+/// Only Mesa on Unix asks for `XDG_RUNTIME_DIR`.
+#[cfg(not(unix))]
+fn private_runtime_dir() -> Option<PathBuf> {
+    None
 }
 
 fn run(cli: Cli) -> Result<()> {
