@@ -53,12 +53,16 @@ pub fn squared_error_gradients(
     let error = image - target.clone();
     let grads = (error.clone() * error).sum().backward();
     let grads = tracked.grad(&grads).expect("the sites are tracked").inner();
-    let delta = removal.then(|| {
-        let stats = site_statistics(sites, candidates, target, StatisticsKind::RemovalDelta);
-        let capacity = stats.dims()[0];
-        stats.reshape([capacity])
-    });
+    let delta = removal.then(|| removal_deltas(sites, candidates, target));
     (grads, delta)
+}
+
+/// Each site's removal delta against `target` (`[capacity]`), by the statistics pass (see
+/// [`StatisticsKind::RemovalDelta`]).
+pub fn removal_deltas(sites: &Tensor<2>, candidates: &Candidates, target: &Tensor<3>) -> Tensor<1> {
+    let stats = site_statistics(sites, candidates, target, StatisticsKind::RemovalDelta);
+    let capacity = stats.dims()[0];
+    stats.reshape([capacity])
 }
 
 /// `sites` with the `count` live sites whose removal costs least marked inactive (position

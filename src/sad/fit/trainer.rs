@@ -8,7 +8,9 @@ use burn_sad_kernels::sad::{ADAM_STATE, AdamStep, K, StatisticsKind};
 use super::budget::{BudgetSolution, Schedule, bits_per_pixel, solve_target_bpp};
 use super::densify::{split_candidates, split_sites};
 use super::init::{InitialShape, Initialisation};
-use super::ops::{adam_step, prune_sites, site_statistics, squared_error_gradients, tau_diffusion};
+use super::ops::{
+    adam_step, prune_sites, removal_deltas, site_statistics, squared_error_gradients, tau_diffusion,
+};
 use super::{FitError, TargetImage, TrainingConfig};
 use crate::sad::{
     Candidates, HilbertOrder, PropagationOptions, RenderGeometry, SiteTable, psnr, render,
@@ -506,16 +508,8 @@ impl Trainer {
                 removal,
             );
         }
-        let removal = removal.then(|| {
-            let delta = site_statistics(
-                &self.sites,
-                &self.candidates,
-                &self.target_tensor,
-                StatisticsKind::RemovalDelta,
-            );
-            let capacity = delta.dims()[0];
-            delta.reshape([capacity])
-        });
+        let removal =
+            removal.then(|| removal_deltas(&self.sites, &self.candidates, &self.target_tensor));
         let tracked = self.sites.clone().autodiff().require_grad();
         let size = [self.geometry.height, self.geometry.width];
         let image = render(tracked.clone(), &self.candidates, size);

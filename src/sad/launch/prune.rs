@@ -15,13 +15,13 @@ use super::{capacity, empty_f32, site_grid};
 /// `prune` module): 8-bit digits of the key, then of as many id bits as the capacity needs.
 pub(super) fn prune(sites: CubeTensor, removal: CubeTensor, count: usize, norm: f32) -> CubeTensor {
     let sites = into_contiguous(sites);
-    let removal = into_contiguous(removal);
     let sites_count = capacity(&sites);
-    let out = empty_f32(&sites, Shape::new([sites_count, SITE_PARAMS]));
-    let (count_sites, dim) = site_grid(sites_count);
     if count == 0 || sites_count == 0 {
         return sites;
     }
+    let removal = into_contiguous(removal);
+    let out = empty_f32(&sites, Shape::new([sites_count, SITE_PARAMS]));
+    let (count_sites, dim) = site_grid(sites_count);
     let client = &sites.client;
     let words = |n: usize| CubeBackend::int_zeros(Shape::new([n]), &sites.device, IntDType::U32);
     let state = words(SELECT_STATE);
