@@ -188,9 +188,13 @@ pub fn accumulate_plane<F: Float>(
             }
             delta *= 2;
         }
-        // Segmented inclusive sum: the run's last lane ends up with the run's total.
+        // Segmented inclusive sum: the run's last lane ends up with the run's total. Only as
+        // many doubling steps as the plane's longest run needs: where sites are dense, runs are
+        // 2–4 lanes long and one or two steps of `channels` shuffles do instead of five.
+        let run = if live { lane + 1 - start } else { 1u32 };
+        let longest = plane_max(run);
         delta = 1u32;
-        while delta < PLANE_DIM {
+        while delta < longest {
             let take = lane >= start + delta;
             #[unroll]
             for c in 0..channels {
