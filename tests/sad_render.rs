@@ -350,7 +350,8 @@ fn sites_files_round_trip_byte_for_byte() {
     let mut live = table.clone();
     live.sites.retain(|s| s[0] >= 0.0);
     live.sites[0][9] = -3.1e-7;
-    live.sites[1][2] = 1.0e10;
+    // The largest radius a file may hold (larger ones overflow the render), in `e+09` style.
+    live.sites[1][3] = 1.0e9;
     assert_eq!(parse_sites(&sites_to_string(&live)).unwrap(), live);
     // Writing skips inactive slots.
     assert_eq!(

@@ -17,6 +17,9 @@ pub enum SitesFileError {
     /// The file holds no site.
     #[error("the file holds no sites")]
     NoSites,
+    /// Every site of the file is inactive (position x < 0), so it would render black.
+    #[error("all {0} sites are inactive (position x < 0); nothing would render")]
+    NoActiveSites(usize),
 }
 
 /// Why a SAD op rejected its inputs.
@@ -40,6 +43,24 @@ pub enum SadError {
         width: usize,
         /// Requested height.
         height: usize,
+    },
+    /// The requested render is larger than render-only mode allows.
+    #[error("render: {width}×{height} is larger than the limit of {max} pixels on a side")]
+    TooLarge {
+        /// Requested width.
+        width: usize,
+        /// Requested height.
+        height: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// More propagation passes than render-only mode runs.
+    #[error("render: {passes} propagation passes is more than the limit of {max}")]
+    TooManyPasses {
+        /// Requested passes.
+        passes: u32,
+        /// The limit.
+        max: u32,
     },
     /// There are no sites, or more than the 2³¹ − 1 an i32 candidate id can name.
     #[error("render: the site buffer must hold between 1 and 2147483647 sites, got {0}")]

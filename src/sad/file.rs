@@ -19,6 +19,36 @@ use super::error::SitesFileError;
 /// The first header line, naming the columns.
 pub const HEADER: &str = "# SAD Sites (position_x, position_y, color_r, color_g, color_b, log_tau, radius, aniso_dir_x, aniso_dir_y, log_aniso)";
 
+/// Names of the file's columns, in file order.
+const COLUMN_NAMES: [&str; 10] = [
+    "position_x",
+    "position_y",
+    "color_r",
+    "color_g",
+    "color_b",
+    "log_tau",
+    "radius",
+    "aniso_dir_x",
+    "aniso_dir_y",
+    "log_anisotropy",
+];
+
+/// Largest magnitude accepted per file column: e^80 is near f32's limit, so larger log τ or
+/// log anisotropy overflow the score to infinity and the blend to NaN; a position, radius or
+/// direction beyond 10⁹ overflows squared distances the same way. Colours are clamped on output.
+const COLUMN_LIMITS: [f32; 10] = [
+    1e9,
+    1e9,
+    f32::MAX,
+    f32::MAX,
+    f32::MAX,
+    80.0,
+    1e9,
+    1e9,
+    1e9,
+    80.0,
+];
+
 /// File column of each in-memory parameter (memory order: px, py, log τ, radius, r, g, b,
 /// dir x, dir y, log anisotropy).
 const FILE_COLUMN: [usize; 10] = [0, 1, 5, 6, 2, 3, 4, 7, 8, 9];
@@ -94,8 +124,9 @@ pub fn read_sites(path: impl AsRef<Path>) -> Result<SiteTable, SitesFileError> {
 /// data lines of 10 numbers (or the legacy 7, without direction and anisotropy, which default
 /// to (1, 0) and 0). Unlike the reference, which skips lines it cannot parse, every problem is an
 /// error naming its line: a malformed header, a wrong column count, a non-number, NaN or
-/// infinity, a negative radius, or a `Total sites` count that disagrees with the data (a
-/// truncated file). A file without an `Image size` header gets size 0 × 0; the renderer then
+/// infinity, a value whose exponential or square would overflow the render (see
+/// `COLUMN_LIMITS`), a negative radius, or a `Total sites` count that disagrees with the data (a
+/// truncated file). A file whose sites are all inactive is an error too. A file without an `Image size` header gets size 0 × 0; the renderer then
 /// needs an explicit size.
 pub fn parse_sites(text: &str) -> Result<SiteTable, SitesFileError> {
     let mut size: Option<(usize, usize)> = None;
@@ -143,6 +174,12 @@ pub fn parse_sites(text: &str) -> Result<SiteTable, SitesFileError> {
         if let Some(column) = columns.iter().position(|v| !v.is_finite()) {
             return Err(bad(format!("value {} is not finite", column + 1)));
         }
+        if let Some(column) = (0..10).find(|&c| columns[c].abs() > COLUMN_LIMITS[c]) {
+            return Err(bad(format!(
+                "{} = {} is outside ±{} (the render would overflow to NaN)",
+                COLUMN_NAMES[column], columns[column], COLUMN_LIMITS[column]
+            )));
+        }
         let mut site = [0f32; 10];
         for (memory, &file) in FILE_COLUMN.iter().enumerate() {
             site[memory] = columns[file];
@@ -165,6 +202,9 @@ pub fn parse_sites(text: &str) -> Result<SiteTable, SitesFileError> {
     }
     if sites.is_empty() {
         return Err(SitesFileError::NoSites);
+    }
+    if sites.iter().all(|site| site[0] < 0.0) {
+        return Err(SitesFileError::NoActiveSites(sites.len()));
     }
     let (width, height) = size.unwrap_or((0, 0));
     Ok(SiteTable {

@@ -33,6 +33,6 @@ pub use reference::{
 };
 pub use render::{render, try_render};
 pub use render_only::{
-    RenderOnlyOptions, RenderedSites, psnr, render_sites, render_sites_with_progress,
+    MAX_PASSES, RenderOnlyOptions, RenderedSites, psnr, render_sites, render_sites_with_progress,
 };
 pub use sites::{INACTIVE_SITE, SiteTable, Sites};

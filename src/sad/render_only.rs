@@ -55,6 +55,10 @@ pub struct RenderedSites {
     pub warm_up_ms: f64,
 }
 
+/// The most propagation passes render-only mode runs; lists stop changing long before (the
+/// reference runs 16).
+pub const MAX_PASSES: u32 = 1024;
+
 impl RenderOnlyOptions {
     /// The output size for `table`: the requested one, with a missing side scaled like the
     /// given one, or the file's size.
@@ -62,15 +66,22 @@ impl RenderOnlyOptions {
         let (w, h) = (table.width, table.height);
         let size = match (self.width, self.height) {
             (Some(width), Some(height)) => (width, height),
-            (Some(width), None) if w > 0 => (width, (h * width).div_ceil(w).max(1)),
-            (None, Some(height)) if h > 0 => ((w * height).div_ceil(h).max(1), height),
+            (Some(width), None) if w > 0 => (width, h.saturating_mul(width).div_ceil(w).max(1)),
+            (None, Some(height)) if h > 0 => (w.saturating_mul(height).div_ceil(h).max(1), height),
             (None, None) if w > 0 => (w, h),
             _ => return Err(SadError::NoSize),
         };
-        if size.0 == 0 || size.1 == 0 || size.0 > 65_535 || size.1 > 65_535 {
+        if size.0 == 0 || size.1 == 0 {
             return Err(SadError::BadSize {
                 width: size.0,
                 height: size.1,
+            });
+        }
+        if size.0 > crate::image::MAX_SIDE || size.1 > crate::image::MAX_SIDE {
+            return Err(SadError::TooLarge {
+                width: size.0,
+                height: size.1,
+                max: crate::image::MAX_SIDE,
             });
         }
         Ok(size)
@@ -98,6 +109,12 @@ pub fn render_sites_with_progress(
     mut progress: Option<&mut dyn FnMut(u32, u32)>,
 ) -> Result<RenderedSites, SadError> {
     let (width, height) = options.size_for(table)?;
+    if options.passes > MAX_PASSES {
+        return Err(SadError::TooManyPasses {
+            passes: options.passes,
+            max: MAX_PASSES,
+        });
+    }
     let table = table.scaled_to(width, height, options.scale_radius);
     let capacity = table.sites.len();
     if capacity == 0 || capacity > i32::MAX as usize {

@@ -99,7 +99,56 @@ impl Schedule {
     }
 
     /// The live sites at the end of the run: the schedule replayed on counts.
+    ///
+    /// Only event iterations are visited, and the replay stops once nothing can change (no
+    /// densify event ahead and pruning rounds to zero sites), so the cost depends on the number
+    /// of events, not on the iteration count: the budget solver replays the schedule about 120
+    /// times.
     pub fn final_sites(&self) -> usize {
+        let mut allocated = self.initial_sites;
+        let mut active = self.initial_sites;
+        let first = |start: usize, freq: usize| start.div_ceil(freq.max(1)) * freq.max(1);
+        let mut next_densify = if self.densify_rate > 0.0 {
+            first(self.densify_start, self.densify_freq)
+        } else {
+            usize::MAX
+        };
+        let mut next_prune = if self.prune_rate > 0.0 {
+            first(self.prune_start, self.prune_freq)
+        } else {
+            usize::MAX
+        };
+        loop {
+            if next_densify > self.densify_end {
+                next_densify = usize::MAX;
+            }
+            if next_prune >= self.prune_end {
+                next_prune = usize::MAX;
+            }
+            let iteration = next_densify.min(next_prune);
+            if iteration >= self.iters {
+                return active;
+            }
+            let split = self.splits_at(iteration, allocated, active);
+            allocated += split;
+            active += split;
+            active -= self.prunes_at(iteration, active).min(active);
+            if iteration == next_densify {
+                next_densify = next_densify.saturating_add(self.densify_freq.max(1));
+            }
+            if iteration == next_prune {
+                next_prune = next_prune.saturating_add(self.prune_freq.max(1));
+            }
+            let prunes_nothing = (active as f32 * self.prune_rate) as usize == 0;
+            if (next_densify == usize::MAX || allocated >= self.capacity) && prunes_nothing {
+                return active;
+            }
+        }
+    }
+
+    /// [`Schedule::final_sites`] by replaying every iteration (the tests' oracle).
+    #[doc(hidden)]
+    pub fn final_sites_by_replay(&self) -> usize {
         let mut allocated = self.initial_sites;
         let mut active = self.initial_sites;
         for iteration in 0..self.iters {
@@ -200,5 +249,54 @@ pub fn solve_target_bpp(
         scale: best.0,
         densify_rate,
         prune_rate,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn schedule(iters: usize, initial: usize, capacity: usize, rates: (f32, f32)) -> Schedule {
+        Schedule {
+            iters,
+            initial_sites: initial,
+            capacity,
+            densify_start: 20,
+            densify_end: 3000,
+            densify_freq: 20,
+            densify_rate: rates.0,
+            prune_start: 100,
+            prune_end: iters.saturating_sub(1).min(3000),
+            prune_freq: 40,
+            prune_rate: rates.1,
+        }
+    }
+
+    #[test]
+    fn visiting_only_events_gives_the_replayed_count() {
+        for iters in [0, 1, 21, 99, 100, 101, 140, 2999, 3001, 4000, 9000] {
+            for (initial, capacity) in [(300, 300), (300, 4000), (5000, 128_000), (1, 10)] {
+                for rates in [
+                    (0.0, 0.0),
+                    (0.01, 0.0),
+                    (0.0, 0.033),
+                    (0.02, 0.05),
+                    (0.5, 0.9),
+                ] {
+                    let s = schedule(iters, initial, capacity, rates);
+                    assert_eq!(s.final_sites(), s.final_sites_by_replay(), "{s:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_solver_does_not_replay_every_iteration() {
+        // 10⁸ iterations with pruning to the end: replaying each iteration ~120 times would take
+        // minutes; the event walk stops once pruning rounds to zero sites.
+        let mut s = schedule(100_000_000, 300, 300, (0.01, 0.033));
+        s.prune_end = s.iters - 1;
+        let solution = solve_target_bpp(4.0, 64, 64, &s);
+        assert!(solution.final_sites >= 1, "{solution:?}");
     }
 }

@@ -124,11 +124,23 @@ impl Default for TrainingConfig {
     }
 }
 
+/// The largest bits-per-pixel budget: 2 sites per pixel (the most a site buffer holds) at
+/// [`BITS_PER_SITE`](super::BITS_PER_SITE) bits each.
+pub const MAX_TARGET_BPP: f64 = 256.0;
+
 impl TrainingConfig {
     /// Parses and validates a `training_config.json` document.
     pub fn from_json(text: &str) -> Result<Self, FitError> {
-        let config: Self =
+        let document: serde_json::Value =
             serde_json::from_str(text).map_err(|error| FitError::Config(error.to_string()))?;
+        // Serde would fill the keys of a struct from an array by position.
+        if !document.is_object() {
+            return Err(FitError::Config(
+                "a training config must be a JSON object of \"KEY\": value pairs".into(),
+            ));
+        }
+        let config: Self = serde_json::from_value(document)
+            .map_err(|error| FitError::Config(error.to_string()))?;
         config.validate()?;
         Ok(config)
     }
@@ -158,6 +170,12 @@ impl TrainingConfig {
         }
         if !self.default_target_bpp.is_finite() {
             return bad("DEFAULT_TARGET_BPP", "must be a finite number");
+        }
+        if self.default_target_bpp > MAX_TARGET_BPP {
+            return bad(
+                "DEFAULT_TARGET_BPP",
+                "must be at most 256 (2 sites per pixel at 128 bits per site)",
+            );
         }
         for (key, value) in [
             ("PRUNE_PERCENTILE", self.prune_percentile),

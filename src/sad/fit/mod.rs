@@ -19,7 +19,7 @@ pub use budget::{
     target_sites,
 };
 pub use burn_sad_kernels::sad::{ADAM_STATE, AdamStep, DENSIFY_STATS, StatisticsKind};
-pub use config::TrainingConfig;
+pub use config::{MAX_TARGET_BPP, TrainingConfig};
 pub use densify::{prune_candidates, split_candidates, split_sites};
 pub use init::{InitialShape, Initialisation};
 pub use ops::{adam_step, prune_sites, site_statistics, squared_error_gradients, tau_diffusion};

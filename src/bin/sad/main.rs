@@ -1,5 +1,7 @@
 //! `sad`: the burn-sad command line.
 
+mod checks;
+
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -7,12 +9,16 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use burn_sad::device::{DeviceChoice, select_device};
-use burn_sad::image::{load_rgb, save_png};
+use burn_sad::image::{
+    check_writable_dir, encode_png, load_rgb, load_rgb_within, save_png, write_all_atomically,
+};
 use burn_sad::kernel_cache::{KernelCache, enable_kernel_cache};
 use burn_sad::sad::fit::{
     FitOptions, FitProgress, Initialisation, TargetImage, Trainer, TrainingConfig,
 };
-use burn_sad::sad::{RenderOnlyOptions, psnr, read_sites, render_sites_with_progress, write_sites};
+use burn_sad::sad::{
+    MAX_PASSES, RenderOnlyOptions, psnr, read_sites, render_sites_with_progress, sites_to_string,
+};
 use burn_sad::ssim::{MsSsimOptions, Padding, SsimOptions, try_fused_ssim, try_ms_ssim};
 use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -34,7 +40,8 @@ enum Command {
     /// Fit an image with SAD (the reference trainer's recipe); writes OUT_DIR/<name>.png and
     /// OUT_DIR/<name>_sites.txt.
     Fit(Box<FitArgs>),
-    /// Print the SSIM of two images of the same size (RGB, values / 255).
+    /// Print the SSIM of two images of the same size (RGB, values / 255; at most 16 384 pixels
+    /// on a side).
     Ssim {
         /// First image.
         a: PathBuf,
@@ -57,13 +64,15 @@ enum Command {
     Render {
         /// The sites file.
         sites: PathBuf,
-        /// Output PNG.
+        /// Output PNG (a new name: not the sites file).
         #[arg(short, long)]
         out: PathBuf,
-        /// Output width (default: the file's; alone, the height follows the aspect ratio).
+        /// Output width, at most 16 384 (default: the file's; alone, the height follows the
+        /// aspect ratio).
         #[arg(long)]
         width: Option<usize>,
-        /// Output height (default: the file's; alone, the width follows the aspect ratio).
+        /// Output height, at most 16 384 (default: the file's; alone, the width follows the
+        /// aspect ratio).
         #[arg(long)]
         height: Option<usize>,
         /// Image to compare with: prints `PSNR: <value> dB` as the last line.
@@ -73,8 +82,9 @@ enum Command {
         /// reference scales positions only).
         #[arg(long)]
         scale_radius: bool,
-        /// Candidate propagation passes after the jump flood.
-        #[arg(long, default_value_t = 16)]
+        /// Candidate propagation passes after the jump flood (0 to 1024).
+        #[arg(long, default_value_t = 16,
+              value_parser = clap::value_parser!(u32).range(0..=i64::from(MAX_PASSES)))]
         passes: u32,
     },
 }
@@ -148,7 +158,15 @@ fn run(cli: Cli) -> Result<()> {
                 ..RenderOnlyOptions::default()
             };
             eprintln!("device: {description}");
-            render_command(&sites, &out, target.as_deref(), &options, &device)?;
+            let device_on_host = description.contains("CPU");
+            render_command(
+                &sites,
+                &out,
+                target.as_deref(),
+                &options,
+                &device,
+                device_on_host,
+            )?;
         }
         Command::Ssim {
             a,
@@ -158,6 +176,16 @@ fn run(cli: Cli) -> Result<()> {
             sigma,
             ms,
         } => {
+            for path in [&a, &b] {
+                let (width, height) = ::image::image_dimensions(path).unwrap_or((0, 0));
+                checks::check_memory(
+                    "SSIM",
+                    u64::from(width) * u64::from(height),
+                    checks::SSIM_HOST_BYTES_PER_PIXEL,
+                    checks::SSIM_DEVICE_BYTES_PER_PIXEL,
+                    description.contains("CPU"),
+                )?;
+            }
             let img1 = load_rgb(&a, &device)?;
             let img2 = load_rgb(&b, &device)?;
             let (shape1, shape2) = (img1.dims(), img2.dims());
@@ -207,12 +235,21 @@ fn render_command(
     target: Option<&Path>,
     options: &RenderOnlyOptions,
     device: &burn::tensor::Device,
+    device_on_host: bool,
 ) -> Result<()> {
+    checks::check_png_output(out, sites)?;
     let table = read_sites(sites).map_err(|error| match error {
         burn_sad::sad::SitesFileError::Io(_) => anyhow::Error::new(error),
         other => anyhow::Error::new(other).context(sites.display().to_string()),
     })?;
     let (width, height) = options.size_for(&table)?;
+    checks::check_memory(
+        &format!("a {width}×{height} render"),
+        (width as u64) * (height as u64),
+        checks::RENDER_HOST_BYTES_PER_PIXEL,
+        checks::RENDER_DEVICE_BYTES_PER_PIXEL,
+        device_on_host,
+    )?;
     // Check the target before the work, so a mismatch costs nothing.
     let target = match target {
         Some(path) => {
@@ -279,16 +316,18 @@ struct FitArgs {
     /// A `training_config.json` (default: the reference's shipped values).
     #[arg(long)]
     config: Option<PathBuf>,
-    /// Bits-per-pixel budget at 128 bits per site (> 0; DEFAULT_TARGET_BPP).
+    /// Bits-per-pixel budget at 128 bits per site, above 0 and at most 256: the budget solver
+    /// picks the prune and densify rates that end the run at that many sites (default 1,
+    /// DEFAULT_TARGET_BPP).
     #[arg(long, allow_negative_numbers = true)]
     target_bpp: Option<f64>,
     /// Train with the configured densify/prune percentiles instead of solving for a budget.
     #[arg(long, conflicts_with = "target_bpp")]
     no_budget: bool,
-    /// Iterations (DEFAULT_ITERS).
+    /// Training iterations (default 4000, DEFAULT_ITERS).
     #[arg(long)]
     iters: Option<usize>,
-    /// Output directory.
+    /// Output directory, created if missing; checked for writing before training.
     #[arg(long, default_value = "results")]
     out_dir: PathBuf,
     /// Weight w of an SSIM term: loss = SSE + w·W·H·(1 − SSIM), exact 11×11 Gaussian SSIM.
@@ -297,7 +336,7 @@ struct FitArgs {
     /// Shifts the initial R2 sequence and the random candidate lists (0: the reference's).
     #[arg(long, default_value_t = 0)]
     seed: u64,
-    /// Iterations between PSNR measurements.
+    /// Iterations between PSNR measurements (each waits for the device).
     #[arg(long, default_value_t = 100)]
     log_freq: usize,
     /// Global learning-rate multiplier.
@@ -306,10 +345,11 @@ struct FitArgs {
     /// Print where the training time went, per phase (waits for the device after each).
     #[arg(long)]
     profile: bool,
-    /// Initial sites of the gradient-weighted initialisation (DEFAULT_SITES).
+    /// Sites placed at the start, where the photo has edges (default 128 000, DEFAULT_SITES).
     #[arg(long)]
     sites: Option<usize>,
-    /// Site-buffer capacity (DEFAULT_MAX_SITES).
+    /// Most sites the run can hold; densifying stops there and a larger budget is capped
+    /// (default 128 000, DEFAULT_MAX_SITES).
     #[arg(long)]
     max_sites: Option<usize>,
     /// Start with one site per pixel.
@@ -321,94 +361,101 @@ struct FitArgs {
     /// Multiplier of the gradient-weighted initialisation's 0.01 Sobel threshold.
     #[arg(long, default_value_t = 1.0)]
     init_gradient_alpha: f32,
-    /// DENSIFY_START.
+    /// First iteration that splits sites (default 20, DENSIFY_START).
     #[arg(long)]
     densify_start: Option<usize>,
-    /// DENSIFY_END.
+    /// Last iteration that splits sites (default 3000, DENSIFY_END).
     #[arg(long)]
     densify_end: Option<usize>,
-    /// DENSIFY_FREQ.
+    /// Iterations between splits (default 20, DENSIFY_FREQ).
     #[arg(long)]
     densify_freq: Option<usize>,
-    /// DENSIFY_PERCENTILE (replaced by the budget solver unless --no-budget).
+    /// Share of the live sites split per densify event (default 0.01, DENSIFY_PERCENTILE; the
+    /// budget solver rescales it unless --no-budget).
     #[arg(long)]
     densify_percentile: Option<f32>,
-    /// DENSIFY_SCORE_ALPHA.
+    /// Exponent of the error term in the split score (default 0.7, DENSIFY_SCORE_ALPHA).
     #[arg(long)]
     densify_score_alpha: Option<f32>,
-    /// PRUNE_DURING_DENSIFY.
+    /// Prune while densifying; false starts pruning after DENSIFY_END (default true,
+    /// PRUNE_DURING_DENSIFY).
     #[arg(long)]
     prune_during_densify: Option<bool>,
-    /// PRUNE_START.
+    /// First iteration that prunes sites (default 100, PRUNE_START).
     #[arg(long)]
     prune_start: Option<usize>,
-    /// PRUNE_END.
+    /// Pruning stops before this iteration; 0: one before the last (default 3000, PRUNE_END).
     #[arg(long)]
     prune_end: Option<usize>,
-    /// PRUNE_FREQ.
+    /// Iterations between prune events (default 40, PRUNE_FREQ).
     #[arg(long)]
     prune_freq: Option<usize>,
-    /// PRUNE_PERCENTILE (replaced by the budget solver unless --no-budget).
+    /// Share of the live sites pruned per event, the least useful first (default 0.033,
+    /// PRUNE_PERCENTILE; the budget solver rescales it unless --no-budget).
     #[arg(long)]
     prune_percentile: Option<f32>,
-    /// CAND_UPDATE_FREQ.
+    /// Iterations between candidate-list updates (default 8, CAND_UPDATE_FREQ).
     #[arg(long)]
     cand_freq: Option<usize>,
-    /// CAND_UPDATE_PASSES.
+    /// Propagation passes per candidate update (default 1, CAND_UPDATE_PASSES).
     #[arg(long)]
     cand_passes: Option<usize>,
-    /// CAND_DOWNSCALE.
+    /// Pixels per candidate cell along each axis (default 1, CAND_DOWNSCALE).
     #[arg(long)]
     cand_downscale: Option<usize>,
-    /// CAND_RADIUS_SCALE.
+    /// Accepted for the reference's configs; not used by its CUDA trainer either (default 64,
+    /// CAND_RADIUS_SCALE).
     #[arg(long)]
     cand_radius_scale: Option<f32>,
-    /// CAND_RADIUS_PROBES (only 0 is supported).
+    /// Random radius probes per cell; only 0 is supported (default 0, CAND_RADIUS_PROBES).
     #[arg(long)]
     cand_radius_probes: Option<usize>,
-    /// CAND_INJECT_COUNT.
+    /// Random sites each cell tries per propagation pass (default 4, CAND_INJECT_COUNT).
     #[arg(long, alias = "cand-inject-count")]
     cand_inject: Option<usize>,
-    /// CAND_HILBERT_WINDOW.
+    /// Half-width, in curve positions, of the Hilbert-curve probes (default 32,
+    /// CAND_HILBERT_WINDOW).
     #[arg(long)]
     cand_hilbert_window: Option<usize>,
-    /// CAND_HILBERT_PROBES.
+    /// Hilbert-curve probes per cell and pass near its best site (default 1,
+    /// CAND_HILBERT_PROBES).
     #[arg(long)]
     cand_hilbert_probes: Option<usize>,
-    /// LR_POS_BASE.
+    /// Learning rate of positions (default 0.025, LR_POS_BASE).
     #[arg(long)]
     lr_pos: Option<f32>,
-    /// LR_TAU_BASE.
+    /// Learning rate of log τ, the sharpness (default 0.01, LR_TAU_BASE).
     #[arg(long)]
     lr_tau: Option<f32>,
-    /// LR_RADIUS_BASE.
+    /// Learning rate of radii (default 0.01, LR_RADIUS_BASE).
     #[arg(long)]
     lr_radius: Option<f32>,
-    /// LR_COLOR_BASE.
+    /// Learning rate of colours (default 0.01, LR_COLOR_BASE).
     #[arg(long)]
     lr_color: Option<f32>,
-    /// LR_DIR_BASE.
+    /// Learning rate of anisotropy directions (default 0.0025, LR_DIR_BASE).
     #[arg(long)]
     lr_dir: Option<f32>,
-    /// LR_ANISO_BASE.
+    /// Learning rate of log anisotropy (default 0.025, LR_ANISO_BASE).
     #[arg(long)]
     lr_aniso: Option<f32>,
-    /// INIT_LOG_TAU.
+    /// Initial log τ of every site (default 5, INIT_LOG_TAU).
     #[arg(long)]
     init_log_tau: Option<f32>,
-    /// INIT_RADIUS.
+    /// Initial radius of every site in pixels (default 4, INIT_RADIUS).
     #[arg(long)]
     init_radius: Option<f32>,
-    /// BETA1.
+    /// Adam's first-moment decay (default 0.9, BETA1).
     #[arg(long)]
     beta1: Option<f32>,
-    /// BETA2.
+    /// Adam's second-moment decay (default 0.999, BETA2).
     #[arg(long)]
     beta2: Option<f32>,
-    /// EPS.
+    /// Adam's ε (default 1e-8, EPS).
     #[arg(long)]
     eps: Option<f32>,
-    /// MAX_DIM.
+    /// Largest width or height of the photo, read from its header before decoding (default
+    /// 12 000, MAX_DIM).
     #[arg(long)]
     max_dim: Option<usize>,
 }
@@ -420,9 +467,17 @@ impl FitArgs {
             Some(path) => TrainingConfig::load(path)?,
             None => TrainingConfig::default(),
         };
+        // Flag name and config key of every flag given, so that an error names what was typed.
+        let mut given: Vec<(String, String)> = Vec::new();
         macro_rules! apply {
             ($($flag:ident => $key:ident),* $(,)?) => {
-                $(if let Some(value) = self.$flag { config.$key = value; })*
+                $(if let Some(value) = self.$flag {
+                    config.$key = value;
+                    given.push((
+                        format!("--{}", stringify!($flag).replace('_', "-")),
+                        stringify!($key).to_uppercase(),
+                    ));
+                })*
             };
         }
         apply!(
@@ -471,13 +526,22 @@ impl FitArgs {
         if self.log_freq == 0 {
             bail!("--log-freq must be at least 1");
         }
-        config.validate()?;
+        config.validate().map_err(|error| {
+            let message = error.to_string();
+            match given.iter().find(|(_, key)| message.contains(key.as_str())) {
+                Some((flag, key)) => anyhow::anyhow!("{}", message.replace(key.as_str(), flag)),
+                None => error.into(),
+            }
+        })?;
         Ok(config)
     }
 }
 
 fn fit_command(args: FitArgs, device: &burn::tensor::Device, description: &str) -> Result<()> {
     let config = args.config()?;
+    // Where the outputs go, before any work: a read-only folder is found now, not after training.
+    check_writable_dir(&args.out_dir)
+        .with_context(|| format!("{}: cannot write the outputs there", args.out_dir.display()))?;
     let init = if args.init_per_pixel {
         Initialisation::PerPixel
     } else if let Some(path) = &args.init_from_sites {
@@ -501,7 +565,30 @@ fn fit_command(args: FitArgs, device: &burn::tensor::Device, description: &str) 
             )
         })?
         .to_owned();
-    let image = load_rgb(&args.image, device)?;
+    let max_side = config.max_dim.min(65_535);
+    if let Ok((width, height)) = ::image::image_dimensions(&args.image)
+        && (width as usize) <= max_side
+        && (height as usize) <= max_side
+    {
+        checks::check_memory(
+            &format!("fitting a {width}×{height} image"),
+            u64::from(width) * u64::from(height),
+            checks::FIT_HOST_BYTES_PER_PIXEL,
+            checks::FIT_DEVICE_BYTES_PER_PIXEL,
+            description.contains("CPU"),
+        )?;
+    }
+    let image = load_rgb_within(&args.image, max_side, device).map_err(|error| match error {
+        burn_sad::image::ImageError::TooLarge {
+            path,
+            width,
+            height,
+            max,
+        } => anyhow::anyhow!(
+            "{path}: {width}×{height} is larger than MAX_DIM = {max} (--max-dim raises it)"
+        ),
+        other => other.into(),
+    })?;
     let target = TargetImage::from_tensor(image);
     let iters = config.default_iters;
     let options = FitOptions {
@@ -534,8 +621,17 @@ fn fit_command(args: FitArgs, device: &burn::tensor::Device, description: &str) 
             schedule.prune_rate, schedule.densify_rate
         ),
     }
-    std::fs::create_dir_all(&args.out_dir)
-        .with_context(|| format!("creating {}", args.out_dir.display()))?;
+    if let Some(budget) = trainer.budget()
+        && budget.target_sites > schedule.capacity
+    {
+        let reachable =
+            burn_sad::sad::fit::bits_per_pixel(schedule.capacity, target.width, target.height);
+        eprintln!(
+            "warning: the budget asks for {} sites but the site buffer holds {}, so the fit ends \
+             near {reachable:.1} bpp; --max-sites {} (and --sites) raise the cap",
+            budget.target_sites, schedule.capacity, budget.target_sites
+        );
+    }
     let bar = ProgressBar::new(iters as u64);
     bar.set_style(
         ProgressStyle::with_template(
@@ -572,9 +668,12 @@ fn fit_command(args: FitArgs, device: &burn::tensor::Device, description: &str) 
     }
     let png = args.out_dir.join(format!("{stem}.png"));
     let sites = args.out_dir.join(format!("{stem}_sites.txt"));
-    save_png(result.image.clone().unsqueeze::<4>(), &png)?;
+    // Both files or neither: each goes to a temporary name first, then both are renamed.
+    let png_bytes = encode_png(result.image.clone().unsqueeze::<4>())?;
+    let sites_text = sites_to_string(&result.sites);
+    write_all_atomically(&[(&png, &png_bytes), (&sites, sites_text.as_bytes())])
+        .with_context(|| format!("writing the outputs to {}", args.out_dir.display()))?;
     println!("Saved: {}", png.display());
-    write_sites(&sites, &result.sites)?;
     println!("Saved: {}", sites.display());
     let seconds = result.training_time.as_secs_f64();
     println!("SSIM: {:.4}", result.ssim);

@@ -1,0 +1,370 @@
+//! `sad` at the edges: sizes that would exhaust memory, inputs that used to hang or give a wrong
+//! answer with exit code 0, outputs that must be written as a unit, and its messages.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data");
+
+fn sad(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_sad"))
+        .args(args)
+        .output()
+        .expect("sad runs")
+}
+
+/// A fresh scratch folder for one test.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("sad-edges-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Asserts a failed run that printed exactly one error line, containing `needle`, and no panic.
+fn assert_one_error(out: &Output, needle: &str, case: &str) {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{case}: succeeded\n{stderr}");
+    assert!(!stderr.contains("panicked"), "{case}: {stderr}");
+    let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error")).collect();
+    assert_eq!(errors.len(), 1, "{case}: {stderr}");
+    assert!(
+        errors[0].contains(needle),
+        "{case}: wanted `{needle}` in {stderr}"
+    );
+}
+
+/// CRC-32 (IEEE) of `bytes`, as PNG chunks carry it.
+fn crc32(bytes: &[u8]) -> u32 {
+    let mut crc = !0u32;
+    for &byte in bytes {
+        crc ^= u32::from(byte);
+        for _ in 0..8 {
+            crc = if crc & 1 == 1 {
+                (crc >> 1) ^ 0xEDB8_8320
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    !crc
+}
+
+/// A PNG of a few dozen bytes whose header declares `width × height` RGB pixels (no pixel data):
+/// decoding it for real would allocate gigabytes.
+fn huge_png_header(path: &Path, width: u32, height: u32) {
+    let mut ihdr = b"IHDR".to_vec();
+    ihdr.extend(width.to_be_bytes());
+    ihdr.extend(height.to_be_bytes());
+    ihdr.extend([8, 2, 0, 0, 0]);
+    let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
+    png.extend(13u32.to_be_bytes());
+    png.extend(&ihdr);
+    png.extend(crc32(&ihdr).to_be_bytes());
+    // An empty IDAT: decoders read the header up to the first data chunk.
+    png.extend(0u32.to_be_bytes());
+    png.extend(b"IDAT");
+    png.extend(crc32(b"IDAT").to_be_bytes());
+    png.extend(0u32.to_be_bytes());
+    png.extend(b"IEND");
+    png.extend(crc32(b"IEND").to_be_bytes());
+    std::fs::write(path, png).unwrap();
+}
+
+#[test]
+fn sizes_are_checked_before_memory_is_spent() {
+    let dir = scratch("sizes");
+    let huge = dir.join("huge.png");
+    huge_png_header(&huge, 16_000, 16_000);
+    let out_dir = dir.join("out");
+    let huge = huge.to_str().unwrap();
+    let fit = sad(&[
+        "fit",
+        huge,
+        "--iters",
+        "5",
+        "--out-dir",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert_one_error(&fit, "MAX_DIM", "fit of a 16000² header");
+    assert!(!out_dir.join("huge.png").exists());
+
+    let larger = dir.join("larger.png");
+    huge_png_header(&larger, 20_000, 100);
+    let larger = larger.to_str().unwrap();
+    assert_one_error(
+        &sad(&["ssim", larger, larger]),
+        "16384",
+        "ssim of a 20000-wide header",
+    );
+
+    let sites = format!("{DATA}/sad/astro128_sites.txt");
+    let png = dir.join("o.png");
+    let png = png.to_str().unwrap();
+    let args = [
+        "render", &sites, "-o", png, "--width", "65535", "--height", "65535",
+    ];
+    assert_one_error(&sad(&args), "16384", "render at 65535²");
+    let args = [
+        "render",
+        &sites,
+        "-o",
+        png,
+        "--width",
+        "18446744073709551615",
+    ];
+    assert_one_error(
+        &sad(&args),
+        "16384",
+        "render at a width that overflows the height",
+    );
+    assert!(!Path::new(png).exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn unbounded_counts_are_bounded() {
+    let dir = scratch("bounds");
+    let sites = format!("{DATA}/sad/astro128_sites.txt");
+    let png = dir.join("o.png");
+    let args = [
+        "render",
+        &sites,
+        "-o",
+        png.to_str().unwrap(),
+        "--passes",
+        "4294967295",
+    ];
+    let out = sad(&args);
+    assert_eq!(out.status.code(), Some(2), "a usage error");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("0..=1024"));
+    // The budget solver no longer replays 10⁸ iterations ~120 times before the first line.
+    let image = format!("{DATA}/sad/astro64.png");
+    let out_dir = dir.join("out");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sad"))
+        .args(["fit", &image, "--iters", "100000000", "--sites", "300"])
+        .args(["--out-dir", out_dir.to_str().unwrap()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    std::io::BufRead::read_line(&mut stdout, &mut first).unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(first.starts_with("Training |"), "{first}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn inputs_that_would_give_a_wrong_answer_are_errors() {
+    let dir = scratch("wrong");
+    let png = dir.join("o.png");
+    let png = png.to_str().unwrap();
+    let header = "# Image size: 16 16\n";
+    for (name, body, needle) in [
+        (
+            "inactive",
+            "-1 -1 0.5 0.5 0.5 5 3 1 0 0\n-1 -1 0.1 0.1 0.1 5 3 1 0 0\n",
+            "inactive",
+        ),
+        ("aniso", "4 4 0.5 0.5 0.5 5 3 1 0 100\n", "log_anisotropy"),
+        ("far", "4 3e38 0.5 0.5 0.5 5 3 1 0 0\n", "position_y"),
+    ] {
+        let path = dir.join(format!("{name}_sites.txt"));
+        std::fs::write(&path, format!("{header}{body}")).unwrap();
+        let out = sad(&["render", path.to_str().unwrap(), "-o", png]);
+        assert_one_error(&out, needle, name);
+        assert!(
+            !String::from_utf8_lossy(&out.stdout).contains("Loaded"),
+            "{name}"
+        );
+    }
+    let image = format!("{DATA}/sad/astro64.png");
+    let out_dir = dir.join("out");
+    let out_dir = out_dir.to_str().unwrap();
+    let fit = |extra: &[&str]| {
+        let mut args = vec!["fit", image.as_str(), "--iters", "5", "--out-dir", out_dir];
+        args.extend(extra);
+        sad(&args)
+    };
+    assert_one_error(
+        &fit(&["--target-bpp", "1e30"]),
+        "--target-bpp",
+        "target-bpp 1e30",
+    );
+    let array = dir.join("array.json");
+    std::fs::write(&array, "[128000, 128000, 4000]").unwrap();
+    let config = ["--config", array.to_str().unwrap()];
+    assert_one_error(&fit(&config), "JSON object", "a JSON array as config");
+    // A flag's error names the flag, not the config key behind it.
+    assert_one_error(&fit(&["--iters", "0"]), "--iters", "--iters 0");
+    let sites = format!("{DATA}/sad/astro128_sites.txt");
+    let jpg = dir.join("o.jpg");
+    let out = sad(&["render", &sites, "-o", jpg.to_str().unwrap()]);
+    assert_one_error(&out, "only PNG", "-o x.jpg");
+    assert!(!jpg.exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn outputs_are_checked_before_the_work_and_written_as_a_unit() {
+    let dir = scratch("outputs");
+    // The input sites file is not an output.
+    let sites = dir.join("copy_sites.png");
+    std::fs::copy(format!("{DATA}/sad/astro128_sites.txt"), &sites).unwrap();
+    let sites = sites.to_str().unwrap();
+    let out = sad(&["render", sites, "-o", sites]);
+    assert_one_error(&out, "overwrite the input", "-o onto the sites file");
+    assert!(
+        std::fs::read_to_string(sites)
+            .unwrap()
+            .starts_with("# SAD Sites")
+    );
+    // An output folder that cannot be made is found before training.
+    let file = dir.join("a_file");
+    std::fs::write(&file, b"").unwrap();
+    let image = format!("{DATA}/sad/astro64.png");
+    let below_a_file = file.join("out");
+    let out = sad(&[
+        "fit",
+        &image,
+        "--iters",
+        "5",
+        "--out-dir",
+        below_a_file.to_str().unwrap(),
+    ]);
+    assert_one_error(
+        &out,
+        "cannot write the outputs there",
+        "out-dir below a file",
+    );
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("Training"));
+    // When the sites file cannot be written, the image is not replaced either, and no
+    // temporary file stays behind.
+    let out_dir = dir.join("fit");
+    std::fs::create_dir_all(out_dir.join("astro64_sites.txt.partial")).unwrap();
+    std::fs::write(out_dir.join("astro64.png"), b"old").unwrap();
+    let args = [
+        "fit",
+        &image,
+        "--iters",
+        "5",
+        "--sites",
+        "200",
+        "--max-sites",
+        "200",
+    ];
+    let out = Command::new(env!("CARGO_BIN_EXE_sad"))
+        .args(args)
+        .args(["--out-dir", out_dir.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_one_error(&out, "writing the outputs", "blocked sites file");
+    assert_eq!(std::fs::read(out_dir.join("astro64.png")).unwrap(), b"old");
+    assert!(!out_dir.join("astro64.png.partial").exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn messages_say_it_once_and_right() {
+    let dir = scratch("messages");
+    let missing = "/nonexistent/photo.png";
+    let out = sad(&["ssim", missing, missing]);
+    assert_one_error(&out, missing, "missing file");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr.matches("No such file or directory").count(),
+        1,
+        "{stderr}"
+    );
+    let folder = dir.to_str().unwrap();
+    assert_one_error(
+        &sad(&["ssim", folder, folder]),
+        "is a directory",
+        "a folder",
+    );
+    let garbage = dir.join("garbage.png");
+    std::fs::write(&garbage, b"not a png at all").unwrap();
+    let garbage = garbage.to_str().unwrap();
+    let out = sad(&["ssim", garbage, garbage]);
+    assert_one_error(&out, "garbage.png", "garbage");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.matches("signature").count() <= 1, "{stderr}");
+    // A JPEG named .png is read by its content.
+    let jpeg_named_png = dir.join("photo.png");
+    let photo = image::open(format!("{DATA}/chelsea.png"))
+        .unwrap()
+        .to_rgb8();
+    photo
+        .save_with_format(&jpeg_named_png, image::ImageFormat::Jpeg)
+        .unwrap();
+    let path = jpeg_named_png.to_str().unwrap();
+    let out = sad(&["ssim", path, path]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // A budget the capacity cannot meet is a warning that names the flag to raise.
+    let image = format!("{DATA}/sad/astro64.png");
+    let out_dir = dir.join("out");
+    let args = [
+        "fit",
+        &image,
+        "--iters",
+        "5",
+        "--sites",
+        "300",
+        "--max-sites",
+        "300",
+    ];
+    let out = Command::new(env!("CARGO_BIN_EXE_sad"))
+        .args(args)
+        .args([
+            "--target-bpp",
+            "200",
+            "--out-dir",
+            out_dir.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("warning: the budget asks for 6400 sites"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("--max-sites"), "{stderr}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn fit_help_states_every_default_and_it_is_the_shipped_one() {
+    let out = sad(&["fit", "--help"]);
+    assert!(out.status.success());
+    let help = String::from_utf8_lossy(&out.stdout).replace('\n', " ");
+    let help = help.split_whitespace().collect::<Vec<_>>().join(" ");
+    let shipped: serde_json::Value =
+        serde_json::from_str(include_str!("data/sad/training_config.json")).unwrap();
+    let mut checked = 0;
+    for (key, value) in shipped.as_object().unwrap() {
+        // "(default 128 000, DEFAULT_SITES)" or "(default 0.01, DENSIFY_PERCENTILE; …)".
+        let Some(at) = help.find(&format!(", {key}")) else {
+            continue;
+        };
+        let before = &help[..at];
+        let stated = before[before.rfind("default ").expect("a default") + 8..].replace(' ', "");
+        match value {
+            serde_json::Value::Bool(flag) => assert_eq!(stated, flag.to_string(), "{key}"),
+            number => {
+                let shipped = number.as_f64().unwrap();
+                let stated: f64 = stated.parse().unwrap_or_else(|_| panic!("{key}: {stated}"));
+                assert_eq!(stated, shipped, "{key}");
+            }
+        }
+        checked += 1;
+    }
+    assert!(checked >= 30, "only {checked} keys have a stated default");
+}
