@@ -11,7 +11,7 @@ pub const MAX_SIDE: usize = 16_384;
 #[derive(Debug, thiserror::Error)]
 pub enum ImageError {
     /// The file could not be opened, decoded or encoded.
-    #[error("{path}: {reason}")]
+    #[error("{}{reason}", located(path))]
     Codec {
         /// The file.
         path: String,
@@ -19,7 +19,10 @@ pub enum ImageError {
         reason: String,
     },
     /// The file declares more pixels than the caller accepts.
-    #[error("{path}: {width}×{height} pixels is larger than the limit of {max} on a side")]
+    #[error(
+        "{}{width}×{height} pixels is larger than the limit of {max} on a side",
+        located(path)
+    )]
     TooLarge {
         /// The file.
         path: String,
@@ -46,16 +49,22 @@ pub enum ImageError {
     BadShape(Vec<usize>),
 }
 
+/// `"path: "`, or nothing for an error about bytes that came from no file.
+fn located(path: &str) -> String {
+    if path.is_empty() {
+        String::new()
+    } else {
+        format!("{path}: ")
+    }
+}
+
 /// Loads an image file as RGB in [0, 1] (8-bit values divided by 255), shape `[1, 3, H, W]`;
 /// at most [`MAX_SIDE`] pixels on a side (see [`load_rgb_within`]).
 pub fn load_rgb(path: impl AsRef<Path>, device: &Device) -> Result<Tensor<4>, ImageError> {
     load_rgb_within(path, MAX_SIDE, device)
 }
 
-/// [`load_rgb`] for images of at most `max_side` pixels on a side. The size is read from the
-/// file's header before anything is decoded, so a small file that declares a huge image (a
-/// compressed PNG of zero rows) is an error, not an allocation. The format comes from the
-/// file's content, not its name.
+/// [`load_rgb`] for images of at most `max_side` pixels on a side (see [`decode_rgb`]).
 pub fn load_rgb_within(
     path: impl AsRef<Path>,
     max_side: usize,
@@ -63,34 +72,76 @@ pub fn load_rgb_within(
 ) -> Result<Tensor<4>, ImageError> {
     let path = path.as_ref();
     let name = path.display().to_string();
-    let codec = |reason: String| ImageError::Codec {
-        path: name.clone(),
-        reason,
-    };
     if path.is_dir() {
-        return Err(codec("is a directory, not an image".into()));
+        return Err(ImageError::Codec {
+            path: name,
+            reason: "is a directory, not an image".into(),
+        });
     }
-    let open = || -> Result<::image::ImageReader<std::io::BufReader<std::fs::File>>, ImageError> {
-        ::image::ImageReader::open(path)
-            .and_then(|reader| reader.with_guessed_format())
+    let bytes = std::fs::read(path).map_err(|error| ImageError::Codec {
+        path: name.clone(),
+        reason: error.to_string(),
+    })?;
+    let image = decode_rgb(&bytes, max_side).map_err(|error| error.for_file(&name))?;
+    Ok(Tensor::from_data(
+        TensorData::new(image.planar, [1, 3, image.height, image.width]),
+        device,
+    ))
+}
+
+/// A decoded image: RGB planes in [0, 1], `[3, height, width]` row-major.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlanarRgb {
+    /// Width in pixels.
+    pub width: usize,
+    /// Height in pixels.
+    pub height: usize,
+    /// R, G and B planes, each `height × width`, values / 255.
+    pub planar: Vec<f32>,
+}
+
+/// Decodes a PNG or JPEG file's bytes (the format from the content, not a name) to RGB planes,
+/// for images of at most `max_side` pixels on a side. The size is read from the header before
+/// anything is decoded, so a small file that declares a huge image (a compressed PNG of zero
+/// rows) is an error, not an allocation; a JPEG without its end-of-image marker (a truncated
+/// download) is an error too, where decoders would fill the missing rows with grey.
+pub fn decode_rgb(bytes: &[u8], max_side: usize) -> Result<PlanarRgb, ImageError> {
+    let codec = |reason: String| ImageError::Codec {
+        path: String::new(),
+        reason: readable(&reason),
+    };
+    let reader = || {
+        ::image::ImageReader::new(std::io::Cursor::new(bytes))
+            .with_guessed_format()
             .map_err(|error| codec(error.to_string()))
     };
-    let reader = open()?;
-    if reader.format().is_none() {
-        return Err(codec("not a PNG or JPEG file".into()));
+    let format = reader()?.format();
+    match format {
+        Some(::image::ImageFormat::Png) => {}
+        Some(::image::ImageFormat::Jpeg) => {
+            let end = bytes
+                .iter()
+                .rposition(|&b| b != 0 && !b.is_ascii_whitespace());
+            if end.is_none_or(|end| end < 1 || bytes[end - 1..=end] != [0xFF, 0xD9]) {
+                return Err(codec(
+                    "the JPEG is truncated (no end-of-image marker)".into(),
+                ));
+            }
+        }
+        _ => return Err(codec("not a PNG or JPEG file".into())),
     }
-    let (width, height) = reader
+    let (width, height) = reader()?
         .into_dimensions()
         .map_err(|error| codec(error.to_string()))?;
     if width as usize > max_side || height as usize > max_side {
         return Err(ImageError::TooLarge {
-            path: name,
+            path: String::new(),
             width: width.into(),
             height: height.into(),
             max: max_side,
         });
     }
-    let rgb = open()?
+    let rgb = reader()?
         .decode()
         .map_err(|error| codec(error.to_string()))?
         .to_rgb8();
@@ -101,10 +152,51 @@ pub fn load_rgb_within(
             planar[c * width * height + i] = f32::from(pixel[c]) / 255.0;
         }
     }
-    Ok(Tensor::from_data(
-        TensorData::new(planar, [1, 3, height, width]),
-        device,
-    ))
+    Ok(PlanarRgb {
+        width,
+        height,
+        planar,
+    })
+}
+
+/// A decoder's message as one readable line: its lines joined (the fuzzer found a JPEG message
+/// of two), and the PNG decoder's `ChunkType { type: IHDR, critical: true, … }` as `IHDR`.
+fn readable(message: &str) -> String {
+    let mut text = message.split_whitespace().collect::<Vec<_>>().join(" ");
+    const CHUNK: &str = "ChunkType { type: ";
+    while let Some(start) = text.find(CHUNK) {
+        let rest = &text[start + CHUNK.len()..];
+        let name: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric())
+            .collect();
+        let end = rest
+            .find('}')
+            .map_or(text.len(), |i| start + CHUNK.len() + i + 1);
+        text.replace_range(start..end, &name);
+    }
+    text
+}
+
+impl ImageError {
+    /// The error with `path` as the file it names.
+    fn for_file(self, path: &str) -> Self {
+        match self {
+            Self::Codec { reason, .. } => Self::Codec {
+                path: path.into(),
+                reason,
+            },
+            Self::TooLarge {
+                width, height, max, ..
+            } => Self::TooLarge {
+                path: path.into(),
+                width,
+                height,
+                max,
+            },
+            other => other,
+        }
+    }
 }
 
 /// Encodes a `[1, 3, H, W]` tensor as 8-bit PNG bytes, clamping to [0, 1] and rounding.
@@ -189,4 +281,35 @@ pub fn check_writable_dir(dir: &Path) -> std::io::Result<()> {
     let probe = dir.join(format!(".burn-sad-write-test-{}", std::process::id()));
     std::fs::write(&probe, b"")?;
     std::fs::remove_file(&probe)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decoder_errors_are_one_line() {
+        // Found by fuzz/image_decoder: a 15-byte JPEG whose decoder message spans two lines.
+        let jpeg = [
+            0xFF, 0xD8, 0xFF, 0xC9, 0x00, 0xE7, 0, 0, 0, 0, 0xD8, 0xFF, 0xD9, 0, 0,
+        ];
+        let error = decode_rgb(&jpeg, 256).expect_err("not a decodable JPEG");
+        assert!(!error.to_string().contains('\n'), "{error}");
+    }
+
+    #[test]
+    fn png_chunk_names_are_not_debug_dumps() {
+        // An IHDR chunk whose checksum is wrong: the decoder names the chunk in its message.
+        let mut png = b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR".to_vec();
+        png.extend(300u32.to_be_bytes());
+        png.extend(2u32.to_be_bytes());
+        png.extend([8, 2, 0, 0, 0, 0, 0, 0, 0]);
+        let message = decode_rgb(&png, 256)
+            .expect_err("a bad checksum")
+            .to_string();
+        assert!(
+            message.contains("IHDR") && !message.contains("ChunkType"),
+            "{message}"
+        );
+    }
 }

@@ -11,6 +11,8 @@
 //! CubeCL kernels (Flex, NdArray, LibTorch) the op falls back to that reference, so it works on
 //! every Burn backend.
 
+#![warn(missing_docs)]
+
 pub mod device;
 mod fusion_op;
 pub mod image;

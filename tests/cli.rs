@@ -1,23 +1,10 @@
 //! The `sad` command line, run as a user would.
 
-use std::process::{Command, Output};
+mod cli_support;
 
-const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data");
+use std::process::Command;
 
-fn sad(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_sad"))
-        .args(args)
-        .output()
-        .expect("sad runs")
-}
-
-fn last_line(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes)
-        .lines()
-        .last()
-        .unwrap_or_default()
-        .to_string()
-}
+use cli_support::{DATA, last_line, sad};
 
 fn expected(name: &str) -> (f64, f64) {
     let line = include_str!("data/expected.txt")

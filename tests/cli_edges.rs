@@ -1,17 +1,12 @@
 //! `sad` at the edges: sizes that would exhaust memory, inputs that used to hang or give a wrong
 //! answer with exit code 0, outputs that must be written as a unit, and its messages.
 
+mod cli_support;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
-const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data");
-
-fn sad(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_sad"))
-        .args(args)
-        .output()
-        .expect("sad runs")
-}
+use cli_support::{DATA, assert_one_error, sad};
 
 /// A fresh scratch folder for one test.
 fn scratch(name: &str) -> PathBuf {
@@ -19,19 +14,6 @@ fn scratch(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
-}
-
-/// Asserts a failed run that printed exactly one error line, containing `needle`, and no panic.
-fn assert_one_error(out: &Output, needle: &str, case: &str) {
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "{case}: succeeded\n{stderr}");
-    assert!(!stderr.contains("panicked"), "{case}: {stderr}");
-    let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error")).collect();
-    assert_eq!(errors.len(), 1, "{case}: {stderr}");
-    assert!(
-        errors[0].contains(needle),
-        "{case}: wanted `{needle}` in {stderr}"
-    );
 }
 
 /// CRC-32 (IEEE) of `bytes`, as PNG chunks carry it.
@@ -307,8 +289,30 @@ fn messages_say_it_once_and_right() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    // A budget the capacity cannot meet is a warning that names the flag to raise.
+    // A missing sites file is named once; a negative count is a bad value, not a flag.
     let image = format!("{DATA}/sad/astro64.png");
+    let out = sad(&["fit", &image, "--init-from-sites", "/nonexistent/nope.txt"]);
+    assert_one_error(&out, "/nonexistent/nope.txt", "missing sites file");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.matches("nope.txt").count(), 1, "{stderr}");
+    let out = sad(&["fit", &image, "--iters", "-1"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("invalid digit") && !stderr.contains("-- -1"),
+        "{stderr}"
+    );
+    // A truncated JPEG is an error, not an image with grey rows.
+    let jpeg = std::fs::read(&jpeg_named_png).unwrap();
+    let truncated = dir.join("truncated.jpg");
+    std::fs::write(&truncated, &jpeg[..jpeg.len() / 2]).unwrap();
+    let truncated = truncated.to_str().unwrap();
+    assert_one_error(
+        &sad(&["ssim", truncated, truncated]),
+        "truncated",
+        "a truncated JPEG",
+    );
+    // A budget the capacity cannot meet is a warning that names the flag to raise.
     let out_dir = dir.join("out");
     let args = [
         "fit",

@@ -54,7 +54,7 @@ fn ranking_key<F: Float>(
     key
 }
 
-/// [`ranking_key`] from the half-precision copy (see [`pack_sites_kernel`](super::pack_sites_kernel)), computed in f32 from
+/// [`ranking_key`] from the half-precision copy (see [`pack_sites_kernel`](crate::sad::pack_sites_kernel())), computed in f32 from
 /// the f16-rounded values, as the reference's propagation ranks.
 #[cube]
 fn packed_ranking_key<F: Float>(
@@ -314,7 +314,7 @@ pub fn jfa_flood_kernel<F: Float>(
 /// and keeps the best [`K`] distinct live ones.
 ///
 /// Candidates are ranked from `packed`, the half-precision copy of the sites (see
-/// [`pack_sites_kernel`](super::pack_sites_kernel)). `hilbert_order[r]` is the site at rank r on the curve and
+/// [`pack_sites_kernel`](crate::sad::pack_sites_kernel())). `hilbert_order[r]` is the site at rank r on the curve and
 /// `hilbert_rank[i]` the rank of site i. `pass` is the global pass counter, which seeds the probes. Launch with one unit per cell,
 /// 2D.
 #[cube(launch)]

@@ -9,7 +9,7 @@ use super::statistics::{removal_delta, site_share};
 use super::tile_hash::{TileHash, accumulate, accumulate_plane, flush};
 use super::{COLOR, DIRECTION, K, LOG_ANISO, LOG_TAU, POSITION, RADIUS, SITE_PARAMS};
 
-/// What [`render_backward_kernel`] adds per site besides the gradient.
+/// What [`render_backward_kernel()`] adds per site besides the gradient.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct BackwardOutputs {
     /// ∂L/∂ĉ is 2(ĉ − t) for the summed squared error against the target that `grad_image`
@@ -42,8 +42,8 @@ impl BackwardOutputs {
 /// contribution to each live slot's site. Contributions are first summed per tile in a
 /// shared-memory hash table keyed by site id (neighbouring pixels share most of their
 /// candidates), and each occupied entry is flushed with one global atomic add per column (see
-/// [`TileHash`]). With `plane_sums`, runs of neighbouring lanes that hold the same site in a slot
-/// are summed with plane shuffles first (see [`accumulate_plane`]). Every unit reaches every
+/// `TileHash`). With `plane_sums`, runs of neighbouring lanes that hold the same site in a slot
+/// are summed with plane shuffles first (see `accumulate_plane`). Every unit reaches every
 /// barrier and every plane operation: pixels outside the image only contribute nothing.
 ///
 /// Launch with `(TILE, TILE)` cubes over the image.

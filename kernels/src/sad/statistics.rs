@@ -10,7 +10,7 @@ use super::{COLOR, K, SITE_PARAMS};
 /// Channels of the densify statistics: mass, energy, ω, ω·x, ω·y, ω·x², ω·x·y, ω·y².
 pub const DENSIFY_STATS: usize = 8;
 
-/// What [`site_statistics_kernel`] accumulates per site.
+/// What [`site_statistics_kernel()`] accumulates per site.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum StatisticsKind {
     /// One channel: the increase of the squared error if the site were removed, summed over the
@@ -35,7 +35,7 @@ impl StatisticsKind {
 /// caller) from the render of `sites` against `target` (`[3, height, width]`).
 ///
 /// Every pixel recomputes its blend; a site listed in several slots counts once, with its total
-/// weight W. Sums go through the tile hash (see [`TileHash`]; `native_atomics` where the runtime
+/// weight W. Sums go through the tile hash (see `TileHash`; `native_atomics` where the runtime
 /// has float atomics in shared memory); every unit reaches every barrier.
 ///
 /// Launch with `(TILE, TILE)` cubes over the image.

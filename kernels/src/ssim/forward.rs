@@ -24,7 +24,7 @@ const STATS: usize = 5;
 ///   region and where the SSIM value was clamped. Unused (may be one element) for inference.
 ///
 /// - With `moments_only`, the kernel is the in-slice stage of 3D SSIM instead: it writes the five
-///   XY-blurred statistics μ₁, μ₂, E[x²], E[y²], E[xy] of every pixel as a
+///   XY-blurred statistics μ₁, μ₂, E\[x²\], E\[y²\], E\[xy\] of every pixel as a
 ///   `[5, planes·height·width]` stack into `partials`, and nothing else (`term`, `l1` and
 ///   `targets` are ignored, `tile_sums` is untouched).
 ///

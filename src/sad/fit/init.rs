@@ -1,9 +1,10 @@
 //! Where the sites start: gradient-weighted R2 placement, one site per pixel, or a sites file.
 
-use burn_sad_kernels::sad::SITE_PARAMS;
+use burn::tensor::{Device, Int, Tensor, TensorData};
+use burn_sad_kernels::sad::{K, SITE_PARAMS};
 
 use super::TargetImage;
-use crate::sad::{INACTIVE_SITE, SiteTable};
+use crate::sad::{Candidates, INACTIVE_SITE, RenderGeometry, SiteTable};
 
 /// Attempts per site before the gradient-weighted initialisation gives the slot up.
 const MAX_ATTEMPTS: u64 = 256;
@@ -133,6 +134,33 @@ fn gradient_weighted(
             failed
         })
         .collect()
+}
+
+/// The reference's lists for one site per pixel: the pixel's own site, then its 7 clamped
+/// neighbours (−1,0), (1,0), (0,−1), (0,1), (−1,−1), (1,−1), (−1,1).
+pub(super) fn per_pixel_candidates(geometry: RenderGeometry, device: &Device) -> Candidates {
+    const OFFSETS: [(i64, i64); K] = [
+        (0, 0),
+        (-1, 0),
+        (1, 0),
+        (0, -1),
+        (0, 1),
+        (-1, -1),
+        (1, -1),
+        (-1, 1),
+    ];
+    let (w, h) = (geometry.width as i64, geometry.height as i64);
+    let mut ids = Vec::with_capacity(geometry.cells() * K);
+    for y in 0..h {
+        for x in 0..w {
+            for (dx, dy) in OFFSETS {
+                let (nx, ny) = ((x + dx).clamp(0, w - 1), (y + dy).clamp(0, h - 1));
+                ids.push((ny * w + nx) as i32);
+            }
+        }
+    }
+    let ids = Tensor::<2, Int>::from_data(TensorData::new(ids, [geometry.cells(), K]), device);
+    Candidates::from_ids(ids, geometry)
 }
 
 #[cfg(test)]

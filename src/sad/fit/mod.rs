@@ -3,16 +3,18 @@
 //!
 //! [`Trainer`] runs it step by step; [`fit`] runs it to the end. The training ops
 //! ([`site_statistics`], [`tau_diffusion`], [`adam_step`]) are CubeCL kernels with host
-//! references beside them ([`reference`]).
+//! references beside them ([`reference`](mod@reference)).
 
 mod budget;
 mod config;
 mod densify;
 mod init;
 mod ops;
+mod options;
 pub mod reference;
 mod target;
 mod trainer;
+mod validate;
 
 pub use budget::{
     BITS_PER_SITE, BudgetSolution, MAX_EVENT_SITES, Schedule, bits_per_pixel, solve_target_bpp,
@@ -23,8 +25,9 @@ pub use config::{MAX_TARGET_BPP, TrainingConfig};
 pub use densify::{prune_candidates, split_candidates, split_sites};
 pub use init::{InitialShape, Initialisation};
 pub use ops::{adam_step, prune_sites, site_statistics, squared_error_gradients, tau_diffusion};
+pub use options::{FitOptions, FitProgress, FitResult, PhaseTimes};
 pub use target::TargetImage;
-pub use trainer::{FitOptions, FitProgress, FitResult, PhaseTimes, Trainer, fit};
+pub use trainer::{Trainer, fit};
 
 /// Why a fit could not start.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]

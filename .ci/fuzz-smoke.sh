@@ -1,0 +1,25 @@
+#!/bin/sh
+# A short libFuzzer run of each fuzz target (fuzz/), coverage-guided as cargo-fuzz builds them,
+# seeded with the test data: a smoke test that the targets build and that a minute of mutation
+# finds no panic. Needs a nightly toolchain; skipped (with a line saying so) without one.
+set -eu
+cd "$(dirname "$0")/../fuzz"
+if ! rustup toolchain list 2>/dev/null | grep -q '^nightly'; then
+  echo "no nightly toolchain: fuzz smoke skipped"
+  exit 0
+fi
+# The flags cargo-fuzz passes, without a sanitizer (the parsers are safe Rust).
+export RUSTFLAGS="-Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4 \
+-Cllvm-args=-sanitizer-coverage-inline-8bit-counters -Cllvm-args=-sanitizer-coverage-pc-table \
+-Cllvm-args=-sanitizer-coverage-trace-compares --cfg fuzzing"
+cp ../Cargo.lock Cargo.lock
+# An explicit target keeps RUSTFLAGS off build scripts and proc macros, as cargo-fuzz does.
+host=$(rustc +nightly -vV | sed -n 's/^host: //p')
+cargo +nightly build --release --target "$host" --bin sites_parser --bin image_decoder
+corpus=$(mktemp -d)
+mkdir -p "$corpus/sites" "$corpus/images"
+cp ../tests/data/sad/*_sites.txt "$corpus/sites/"
+cp ../tests/data/sad/*.png "$corpus/images/"
+"target/$host/release/sites_parser" "$corpus/sites" -max_total_time=30 -max_len=65536
+"target/$host/release/image_decoder" "$corpus/images" -max_total_time=30 -rss_limit_mb=2048
+rm -rf "$corpus"

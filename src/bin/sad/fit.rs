@@ -1,0 +1,167 @@
+//! `sad fit`: fits a photo with SAD and writes its render and sites file.
+
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use burn::tensor::Device;
+use burn_sad::image::{check_writable_dir, encode_png, load_rgb_within, write_all_atomically};
+use burn_sad::sad::fit::{FitOptions, FitProgress, Initialisation, TargetImage, Trainer};
+use burn_sad::sad::sites_to_string;
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::checks;
+use crate::fit_args::FitArgs;
+use crate::render::read_sites_file;
+
+/// Trains, writes `<name>.png` and `<name>_sites.txt` as a unit, and prints PSNR last.
+pub fn fit_command(args: FitArgs, device: &Device, description: &str) -> Result<()> {
+    let config = args.config()?;
+    // Where the outputs go, before any work: a read-only folder is found now, not after training.
+    check_writable_dir(&args.out_dir)
+        .with_context(|| format!("{}: cannot write the outputs there", args.out_dir.display()))?;
+    let init = if args.init_per_pixel {
+        Initialisation::PerPixel
+    } else if let Some(path) = &args.init_from_sites {
+        Initialisation::FromSites(read_sites_file(path)?)
+    } else {
+        Initialisation::GradientWeighted {
+            sites: config.default_sites,
+            alpha: args.init_gradient_alpha,
+        }
+    };
+    let stem = args
+        .image
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .filter(|s| !s.is_empty())
+        .with_context(|| {
+            format!(
+                "{}: no file name to name the outputs after",
+                args.image.display()
+            )
+        })?
+        .to_owned();
+    let max_side = config.max_dim.min(65_535);
+    if let Ok((width, height)) = ::image::image_dimensions(&args.image)
+        && (width as usize) <= max_side
+        && (height as usize) <= max_side
+    {
+        checks::check_memory(
+            &format!("fitting a {width}×{height} image"),
+            u64::from(width) * u64::from(height),
+            checks::FIT_HOST_BYTES_PER_PIXEL,
+            checks::FIT_DEVICE_BYTES_PER_PIXEL,
+            description.contains("CPU"),
+        )?;
+    }
+    let image = load_rgb_within(&args.image, max_side, device).map_err(|error| match error {
+        burn_sad::image::ImageError::TooLarge {
+            path,
+            width,
+            height,
+            max,
+        } => anyhow::anyhow!(
+            "{path}: {width}×{height} is larger than MAX_DIM = {max} (--max-dim raises it)"
+        ),
+        other => other.into(),
+    })?;
+    let target = TargetImage::from_tensor(image);
+    let iters = config.default_iters;
+    let options = FitOptions {
+        config,
+        init,
+        lr_scale: args.lr,
+        ssim_weight: args.ssim_weight,
+        seed: args.seed,
+        log_every: args.log_freq,
+        fixed_rates: args.no_budget,
+    };
+    let mut trainer = Trainer::new(target.clone(), options, device)?;
+    let schedule = *trainer.schedule();
+    println!(
+        "Training | device={description} | image={}x{} | sites={} | capacity={} | iters={iters}",
+        target.width, target.height, schedule.initial_sites, schedule.capacity
+    );
+    match trainer.budget() {
+        Some(budget) => println!(
+            "Budget | target-bpp={:.3} | target sites={} | schedule ends at {} | prune {:.4}/event | densify {:.4}/event",
+            budget.target_sites as f64 * burn_sad::sad::fit::BITS_PER_SITE
+                / (target.width * target.height) as f64,
+            budget.target_sites,
+            budget.final_sites,
+            budget.prune_rate,
+            budget.densify_rate
+        ),
+        None => println!(
+            "Budget | off | prune {:.4}/event | densify {:.4}/event",
+            schedule.prune_rate, schedule.densify_rate
+        ),
+    }
+    if let Some(budget) = trainer.budget()
+        && budget.target_sites > schedule.capacity
+    {
+        let reachable =
+            burn_sad::sad::fit::bits_per_pixel(schedule.capacity, target.width, target.height);
+        eprintln!(
+            "warning: the budget asks for {} sites but the site buffer holds {}, so the fit ends \
+             near {reachable:.1} bpp; --max-sites {} (and --sites) raise the cap",
+            budget.target_sites, schedule.capacity, budget.target_sites
+        );
+    }
+    let bar = ProgressBar::new(iters as u64);
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{bar:30} {pos}/{len} it | {msg} | {per_sec} | {elapsed_precise}",
+        )
+        .expect("valid template")
+        .progress_chars("=> "),
+    );
+    // Kernel compilation happens here, before the clock starts (as the reference's timings
+    // exclude its module loading).
+    let warm_up = Instant::now();
+    trainer.warm_up();
+    println!(
+        "Kernel warm-up: {:.2} s (compilation, or loading from the kernel cache)",
+        warm_up.elapsed().as_secs_f64()
+    );
+    if args.profile {
+        trainer.profile();
+    }
+    let mut last_psnr = None;
+    let result = trainer.run(|progress: &FitProgress| {
+        if progress.psnr.is_some() {
+            last_psnr = progress.psnr;
+        }
+        if progress.psnr.is_some() || progress.iteration == progress.iters {
+            let psnr = last_psnr.map_or("--".to_owned(), |p| format!("{p:.2} dB"));
+            bar.set_message(format!("PSNR {psnr} | active {}", progress.active_sites));
+        }
+        bar.set_position(progress.iteration as u64);
+    });
+    bar.finish_and_clear();
+    if let Some(times) = &result.phase_times {
+        print!("Phase times:\n{times}");
+    }
+    let png = args.out_dir.join(format!("{stem}.png"));
+    let sites = args.out_dir.join(format!("{stem}_sites.txt"));
+    // Both files or neither: each goes to a temporary name first, then both are renamed.
+    let png_bytes = encode_png(result.image.clone().unsqueeze::<4>())?;
+    let sites_text = sites_to_string(&result.sites);
+    write_all_atomically(&[(&png, &png_bytes), (&sites, sites_text.as_bytes())])
+        .with_context(|| format!("writing the outputs to {}", args.out_dir.display()))?;
+    println!("Saved: {}", png.display());
+    println!("Saved: {}", sites.display());
+    let seconds = result.training_time.as_secs_f64();
+    println!("SSIM: {:.4}", result.ssim);
+    println!(
+        "Sites: {} | bpp: {:.4}",
+        result.sites.sites.len(),
+        result.bits_per_pixel
+    );
+    println!(
+        "Training time: {seconds:.2} s ({:.1} it/s)",
+        result.iterations as f64 / seconds.max(1e-9)
+    );
+    println!("PSNR: {:.4} dB", result.psnr);
+    Ok(())
+}

@@ -1,0 +1,152 @@
+//! `sad render`: a sites file to a PNG, as the reference's render-only mode.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Result, bail};
+use burn::tensor::Device;
+use burn_sad::image::{load_rgb, save_png};
+use burn_sad::sad::{
+    MAX_PASSES, RenderOnlyOptions, SiteTable, SitesFileError, psnr, read_sites,
+    render_sites_with_progress,
+};
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::checks;
+
+/// `sad render` options.
+#[derive(Args)]
+pub struct RenderArgs {
+    /// The sites file.
+    sites: PathBuf,
+    /// Output PNG (a new name: not the sites file).
+    #[arg(short, long)]
+    out: PathBuf,
+    /// Output width, at most 16 384 (default: the file's; alone, the height follows the aspect
+    /// ratio).
+    #[arg(long, allow_negative_numbers = true)]
+    width: Option<usize>,
+    /// Output height, at most 16 384 (default: the file's; alone, the width follows the aspect
+    /// ratio).
+    #[arg(long, allow_negative_numbers = true)]
+    height: Option<usize>,
+    /// Image to compare with: prints `PSNR: <value> dB` as the last line.
+    #[arg(long)]
+    target: Option<PathBuf>,
+    /// At another size, scale radii with the image too (keeps the diagram's shape; the
+    /// reference scales positions only).
+    #[arg(long)]
+    scale_radius: bool,
+    /// Candidate propagation passes after the jump flood (0 to 1024).
+    #[arg(long, default_value_t = 16,
+          value_parser = clap::value_parser!(u32).range(0..=i64::from(MAX_PASSES)))]
+    passes: u32,
+}
+
+/// Renders the file, saves the PNG and, with a target, prints the PSNR last.
+pub fn render_command(args: RenderArgs, device: &Device, description: &str) -> Result<()> {
+    let options = RenderOnlyOptions {
+        width: args.width,
+        height: args.height,
+        scale_radius: args.scale_radius,
+        passes: args.passes,
+        ..RenderOnlyOptions::default()
+    };
+    eprintln!("device: {description}");
+    let device_on_host = description.contains("CPU");
+    render(
+        &args.sites,
+        &args.out,
+        args.target.as_deref(),
+        &options,
+        device,
+        device_on_host,
+    )
+}
+
+/// Reads a sites file; the error names the file once (a read error already names it).
+pub fn read_sites_file(path: &Path) -> Result<SiteTable> {
+    read_sites(path).map_err(|error| match error {
+        SitesFileError::Io(_) => anyhow::Error::new(error),
+        other => anyhow::Error::new(other).context(path.display().to_string()),
+    })
+}
+
+/// Pixels from which a render shows a progress bar (on a terminal).
+const LONG_RENDER_PIXELS: usize = 1 << 22;
+
+fn render(
+    sites: &Path,
+    out: &Path,
+    target: Option<&Path>,
+    options: &RenderOnlyOptions,
+    device: &Device,
+    device_on_host: bool,
+) -> Result<()> {
+    checks::check_png_output(out, sites)?;
+    let table = read_sites_file(sites)?;
+    let (width, height) = options.size_for(&table)?;
+    checks::check_memory(
+        &format!("a {width}×{height} render"),
+        (width as u64) * (height as u64),
+        checks::RENDER_HOST_BYTES_PER_PIXEL,
+        checks::RENDER_DEVICE_BYTES_PER_PIXEL,
+        device_on_host,
+    )?;
+    // Check the target before the work, so a mismatch costs nothing.
+    let target = match target {
+        Some(path) => {
+            let image = load_rgb(path, device)?;
+            let [_, _, h, w] = image.dims();
+            if (w, h) != (width, height) {
+                bail!(
+                    "{} is {w}×{h} but the render is {width}×{height}; PSNR needs the same size",
+                    path.display()
+                );
+            }
+            Some(image.reshape([3, h, w]))
+        }
+        None => None,
+    };
+    println!("Loaded {} sites", table.sites.len());
+    println!("Render size: {width}x{height}");
+    let bar =
+        (width * height >= LONG_RENDER_PIXELS && std::io::stderr().is_terminal()).then(|| {
+            let bar = ProgressBar::new(u64::from(options.passes) + 2);
+            bar.set_style(
+                ProgressStyle::with_template(
+                    "{spinner} {msg} [{bar:30}] {pos}/{len} steps {elapsed}",
+                )
+                .expect("valid template")
+                .progress_chars("=> "),
+            );
+            bar.set_message("candidates + render");
+            bar
+        });
+    let mut tick = |done: u32, _total: u32| {
+        if let Some(bar) = &bar {
+            bar.set_position(u64::from(done));
+        }
+    };
+    let progress: Option<&mut dyn FnMut(u32, u32)> =
+        if bar.is_some() { Some(&mut tick) } else { None };
+    let rendered = render_sites_with_progress(&table, options, device, progress)?;
+    if let Some(bar) = &bar {
+        bar.finish_and_clear();
+    }
+    println!(
+        "Kernel warm-up: {:.1} ms (compilation, or loading from the kernel cache)",
+        rendered.warm_up_ms
+    );
+    println!(
+        "Candidate build: {:.3} ms | Render: {:.3} ms",
+        rendered.candidate_ms, rendered.render_ms
+    );
+    save_png(rendered.image.clone().unsqueeze::<4>(), out)?;
+    println!("Saved: {}", out.display());
+    if let Some(target) = target {
+        println!("PSNR: {:.4} dB", psnr(rendered.image, target));
+    }
+    Ok(())
+}

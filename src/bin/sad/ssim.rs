@@ -1,0 +1,90 @@
+//! `sad ssim`: the SSIM of two photos.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
+use burn::tensor::Device;
+use burn_sad::image::load_rgb;
+use burn_sad::ssim::{MsSsimOptions, Padding, SsimOptions, try_fused_ssim, try_ms_ssim};
+use clap::Args;
+
+use crate::checks;
+
+/// `sad ssim` options.
+#[derive(Args)]
+pub struct SsimArgs {
+    /// First image.
+    a: PathBuf,
+    /// Second image.
+    b: PathBuf,
+    /// Border handling: `same` (zero padding) or `valid` (no padding).
+    #[arg(long, default_value = "same")]
+    padding: Padding,
+    /// Gaussian window size in taps (odd, 3 to 15).
+    #[arg(long, default_value_t = 11, allow_negative_numbers = true)]
+    window: usize,
+    /// Standard deviation of the Gaussian window.
+    #[arg(long, default_value_t = 1.5, allow_negative_numbers = true)]
+    sigma: f32,
+    /// Multi-scale SSIM (5 scales, pytorch-msssim weights, valid padding).
+    #[arg(long, conflicts_with = "padding")]
+    ms: bool,
+}
+
+/// Prints the SSIM of the two images as the last line of stdout.
+pub fn ssim_command(args: SsimArgs, device: &Device, description: &str) -> Result<()> {
+    let SsimArgs {
+        a,
+        b,
+        padding,
+        window,
+        sigma,
+        ms,
+    } = args;
+    for path in [&a, &b] {
+        let (width, height) = ::image::image_dimensions(path).unwrap_or((0, 0));
+        checks::check_memory(
+            "SSIM",
+            u64::from(width) * u64::from(height),
+            checks::SSIM_HOST_BYTES_PER_PIXEL,
+            checks::SSIM_DEVICE_BYTES_PER_PIXEL,
+            description.contains("CPU"),
+        )?;
+    }
+    let img1 = load_rgb(&a, device)?;
+    let img2 = load_rgb(&b, device)?;
+    let (shape1, shape2) = (img1.dims(), img2.dims());
+    if shape1 != shape2 {
+        bail!(
+            "{} is {}×{} but {} is {}×{}; SSIM needs images of the same size",
+            a.display(),
+            shape1[3],
+            shape1[2],
+            b.display(),
+            shape2[3],
+            shape2[2]
+        );
+    }
+    let ssim = if ms {
+        let options = MsSsimOptions {
+            window,
+            sigma,
+            ..MsSsimOptions::default()
+        };
+        try_ms_ssim(img1, img2, &options)?
+    } else {
+        let options = SsimOptions {
+            padding,
+            window,
+            sigma,
+        };
+        try_fused_ssim(img1, img2, options)?
+    };
+    let value: f32 = ssim
+        .try_into_scalar()
+        .map_err(|error| anyhow::anyhow!("{error:?}"))
+        .context("reading the SSIM value")?;
+    eprintln!("device: {description}");
+    println!("{value:.6}");
+    Ok(())
+}

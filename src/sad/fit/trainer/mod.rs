@@ -1,0 +1,368 @@
+//! The training loop of the reference trainer (`trainVoronoi`), one iteration at a time.
+
+mod phases;
+
+use std::time::Instant;
+
+use burn::tensor::{Device, Tensor};
+use burn_sad_kernels::sad::{ADAM_STATE, StatisticsKind};
+
+use super::budget::{BudgetSolution, Schedule, bits_per_pixel, solve_target_bpp};
+use super::init::{InitialShape, Initialisation, per_pixel_candidates};
+use super::ops::{adam_step, site_statistics, tau_diffusion};
+use super::options::{FitOptions, FitProgress, FitResult, PhaseTimes};
+use super::validate::validate;
+use super::{FitError, TargetImage};
+use crate::sad::{Candidates, HilbertOrder, RenderGeometry, SiteTable, psnr, render};
+use crate::ssim::{SsimOptions, fused_ssim};
+
+/// Jacobi passes of tau-gradient diffusion per iteration (hard-coded in the reference).
+const TAU_DIFFUSION_PASSES: u32 = 4;
+/// Diffusion weight at the end of training; it ramps up from a tenth of it.
+const TAU_DIFFUSION_LAMBDA: f32 = 0.05;
+/// Seed of the random candidate lists at the start of training (the reference's).
+const CANDIDATE_SEED: u32 = 0;
+
+/// A fit in progress: sites, optimiser state and candidate lists on the device, and the
+/// schedule's bookkeeping on the host.
+#[derive(Clone, Debug)]
+pub struct Trainer {
+    target: TargetImage,
+    target_tensor: Tensor<3>,
+    options: FitOptions,
+    schedule: Schedule,
+    budget: Option<BudgetSolution>,
+    geometry: RenderGeometry,
+    sites: Tensor<2>,
+    state: Tensor<2>,
+    candidates: Candidates,
+    pending: Option<Candidates>,
+    hilbert: Option<(HilbertOrder, usize)>,
+    allocated: usize,
+    active_estimate: usize,
+    iteration: usize,
+    per_pixel: bool,
+    profile: Option<(PhaseTimes, Instant)>,
+}
+
+impl Trainer {
+    /// Places the initial sites and candidate lists for `target` on `device`.
+    pub fn new(
+        target: TargetImage,
+        options: FitOptions,
+        device: &Device,
+    ) -> Result<Self, FitError> {
+        validate(&target, &options)?;
+        let config = &options.config;
+        let (width, height) = (target.width, target.height);
+        let shape = InitialShape {
+            log_tau: config.init_log_tau,
+            radius: config.init_radius,
+        };
+        let table = options.init.sites(&target, shape, options.seed);
+        if table.active() == 0 {
+            return Err(FitError::NoSites);
+        }
+        let initial = table.sites.len();
+        let per_pixel = options.init == Initialisation::PerPixel;
+        // The reference counts the gradient-weighted placeholders as live from the start.
+        let active_estimate = match options.init {
+            Initialisation::GradientWeighted { .. } => initial,
+            _ => table.active(),
+        };
+        let max_sites = if config.default_max_sites > 0 {
+            config.default_max_sites
+        } else {
+            (2 * width * height).min((8 * initial).max(8192))
+        };
+        let mut schedule = Schedule::new(config, initial);
+        schedule.capacity = initial.max(max_sites);
+        let budget = (!options.fixed_rates && config.default_target_bpp > 0.0)
+            .then(|| solve_target_bpp(config.default_target_bpp, width, height, &schedule));
+        if let Some(solution) = budget {
+            schedule.densify_rate = solution.densify_rate;
+            schedule.prune_rate = solution.prune_rate;
+        }
+        let geometry = RenderGeometry {
+            width,
+            height,
+            downscale: config.cand_downscale,
+        };
+        let sites = table.to_tensor(schedule.capacity, device);
+        let state = Tensor::zeros([schedule.capacity, ADAM_STATE], device);
+        let candidates = if per_pixel && geometry.downscale == 1 {
+            per_pixel_candidates(geometry, device)
+        } else {
+            let seed = CANDIDATE_SEED ^ options.seed as u32;
+            Candidates::random(&sites.clone().narrow(0, 0, initial), geometry, seed)
+        };
+        Ok(Self {
+            target_tensor: target.to_tensor(device),
+            target,
+            options,
+            schedule,
+            budget,
+            geometry,
+            sites,
+            state,
+            candidates,
+            pending: None,
+            hilbert: None,
+            allocated: initial,
+            active_estimate,
+            iteration: 0,
+            per_pixel,
+            profile: None,
+        })
+    }
+
+    /// Times every phase of the following iterations (see [`Trainer::phase_times`]). Each phase
+    /// then waits for the device, which costs some speed.
+    pub fn profile(&mut self) {
+        self.profile = Some((PhaseTimes::default(), Instant::now()));
+    }
+
+    /// The phase times gathered since [`Trainer::profile`].
+    pub fn phase_times(&self) -> Option<&PhaseTimes> {
+        self.profile.as_ref().map(|p| &p.0)
+    }
+
+    /// Runs every kernel of an iteration once on the current buffers and discards the results,
+    /// so that just-in-time compilation happens before a timed run (the reference's timings
+    /// exclude its module loading too).
+    pub fn warm_up(&self) {
+        let mut candidates = self.candidates.clone();
+        let mut scratch = self.clone();
+        scratch.profile = None;
+        scratch.propagate(&mut candidates, 1);
+        let (_, removal) = scratch.gradients(true);
+        let (grads, _) = scratch.gradients(false);
+        drop(site_statistics(
+            &scratch.sites,
+            &scratch.candidates,
+            &scratch.target_tensor,
+            StatisticsKind::Densify,
+        ));
+        if let Some(removal) = removal {
+            scratch.prune(removal, 1);
+        }
+        let tau = tau_diffusion(
+            &scratch.sites,
+            &candidates,
+            grads.clone(),
+            0.01,
+            TAU_DIFFUSION_PASSES,
+        );
+        let step = scratch.adam_parameters(1);
+        let (sites, _) = adam_step(
+            scratch.sites.clone(),
+            grads,
+            tau,
+            scratch.state.clone(),
+            &step,
+        );
+        scratch.sites = sites;
+        let _ = scratch.active_sites();
+        let _ = scratch.psnr();
+        let _ = self.sites.device().sync();
+    }
+
+    /// Adds the time since the last lap to `phase` when profiling.
+    fn lap(&mut self, phase: usize) {
+        if let Some((times, last)) = &mut self.profile {
+            let _ = self.sites.device().sync();
+            let now = Instant::now();
+            times.totals[phase] += now - *last;
+            *last = now;
+        }
+    }
+
+    /// Iterations done.
+    pub fn iteration(&self) -> usize {
+        self.iteration
+    }
+
+    /// Whether every iteration has run.
+    pub fn is_done(&self) -> bool {
+        self.iteration >= self.options.config.default_iters
+    }
+
+    /// The schedule the run follows (with the solved rates).
+    pub fn schedule(&self) -> &Schedule {
+        &self.schedule
+    }
+
+    /// What the bits-per-pixel solver chose, if it ran.
+    pub fn budget(&self) -> Option<BudgetSolution> {
+        self.budget
+    }
+
+    /// The `[capacity, 10]` site buffer (inactive slots have position x < 0).
+    pub fn sites(&self) -> Tensor<2> {
+        self.sites.clone()
+    }
+
+    /// The running estimate of live sites the schedule works with.
+    pub fn active_estimate(&self) -> usize {
+        self.active_estimate
+    }
+
+    /// Live sites, counted on the device.
+    pub fn active_sites(&self) -> usize {
+        let live = self
+            .sites
+            .clone()
+            .narrow(1, 0, 1)
+            .greater_equal_elem(0.0)
+            .int()
+            .sum();
+        live.into_scalar::<i64>() as usize
+    }
+
+    /// The current render, `[3, H, W]`.
+    pub fn render(&self) -> Tensor<3> {
+        render(
+            self.sites.clone(),
+            self.pending.as_ref().unwrap_or(&self.candidates),
+            [self.geometry.height, self.geometry.width],
+        )
+    }
+
+    /// PSNR of the current render, in dB.
+    pub fn psnr(&self) -> f64 {
+        psnr(self.render(), self.target_tensor.clone())
+    }
+
+    /// One training iteration, in the reference's order. Returns the PSNR on measuring
+    /// iterations (every `log_every` and the last).
+    pub fn step(&mut self) -> Option<f64> {
+        let it = self.iteration;
+        let config = self.options.config.clone();
+        let iters = config.default_iters;
+
+        let update = config.cand_update_freq > 0
+            && it.is_multiple_of(config.cand_update_freq)
+            && (!self.per_pixel || it >= self.schedule.prune_start);
+        let splits = self
+            .schedule
+            .splits_at(it, self.allocated, self.active_estimate);
+        if update {
+            // A densify iteration splits with the new lists; otherwise the gradient still uses
+            // the old ones and the new ones arrive for the tau diffusion.
+            let mut next = self.candidates.clone();
+            self.propagate(&mut next, config.cand_update_passes.max(1));
+            if splits > 0 {
+                self.candidates = next;
+            } else {
+                self.pending = Some(next);
+            }
+        }
+        self.lap(0);
+        if splits > 0 {
+            self.densify(splits);
+        }
+        self.lap(1);
+        let prune = self.schedule.is_prune_iteration(it);
+
+        // On prune iterations the same pass also sums each site's removal delta.
+        let (grads, removal) = self.gradients(prune);
+        self.lap(2);
+        if let Some(next) = self.pending.take() {
+            self.candidates = next;
+        }
+        let progress = it as f32 / iters.max(1) as f32;
+        let lambda = TAU_DIFFUSION_LAMBDA * (0.1 + 0.9 * progress);
+        let tau = tau_diffusion(
+            &self.sites,
+            &self.candidates,
+            grads.clone(),
+            lambda,
+            TAU_DIFFUSION_PASSES,
+        );
+        self.lap(3);
+        let step = self.adam_parameters(it + 1);
+        let (sites, state) = adam_step(self.sites.clone(), grads, tau, self.state.clone(), &step);
+        self.sites = sites;
+        self.state = state;
+        self.lap(4);
+
+        if let Some(removal) = removal {
+            let count = self.schedule.prunes_at(it, self.active_estimate);
+            if count > 0 {
+                self.prune(removal, count);
+            }
+        }
+        self.lap(5);
+        self.iteration += 1;
+        let log_every = self.options.log_every.max(1);
+        let psnr = (it.is_multiple_of(log_every) || self.iteration == iters).then(|| self.psnr());
+        self.lap(6);
+        psnr
+    }
+
+    /// Runs the remaining iterations, then measures the result. `progress` sees every
+    /// iteration.
+    pub fn run(mut self, mut progress: impl FnMut(&FitProgress)) -> FitResult {
+        let start = Instant::now();
+        let iters = self.options.config.default_iters;
+        while !self.is_done() {
+            let psnr = self.step();
+            let active_sites = if psnr.is_some() {
+                self.active_sites()
+            } else {
+                self.active_estimate
+            };
+            progress(&FitProgress {
+                iteration: self.iteration,
+                iters,
+                psnr,
+                active_sites,
+                elapsed: start.elapsed(),
+            });
+        }
+        self.finish(start)
+    }
+
+    /// The final render and its metrics; `start` is when the loop began.
+    pub fn finish(mut self, start: Instant) -> FitResult {
+        if let Some(next) = self.pending.take() {
+            self.candidates = next;
+        }
+        let image = self.render();
+        let psnr = psnr(image.clone(), self.target_tensor.clone());
+        let training_time = start.elapsed();
+        let ssim = fused_ssim(
+            image.clone().unsqueeze::<4>(),
+            self.target_tensor.clone().unsqueeze::<4>(),
+            SsimOptions::default(),
+        )
+        .into_scalar::<f32>() as f64;
+        let (width, height) = (self.geometry.width, self.geometry.height);
+        let mut sites = SiteTable::from_tensor(self.sites.clone(), width, height);
+        sites.sites.retain(|s| s[0] >= 0.0);
+        FitResult {
+            bits_per_pixel: bits_per_pixel(sites.sites.len(), width, height),
+            sites,
+            image,
+            psnr,
+            ssim,
+            training_time,
+            iterations: self.iteration,
+            budget: self.budget,
+            phase_times: self.profile.map(|(times, _)| times),
+        }
+    }
+}
+
+/// Fits `target` with SAD on `device`: [`Trainer::new`], [`Trainer::warm_up`], then
+/// [`Trainer::run`].
+pub fn fit(
+    target: &TargetImage,
+    options: FitOptions,
+    device: &Device,
+    progress: impl FnMut(&FitProgress),
+) -> Result<FitResult, FitError> {
+    let trainer = Trainer::new(target.clone(), options, device)?;
+    trainer.warm_up();
+    Ok(trainer.run(progress))
+}

@@ -1,0 +1,34 @@
+//! Running the `sad` binary as a user would, for the CLI tests.
+#![allow(dead_code)]
+
+use std::process::{Command, Output};
+
+/// The test data folder.
+pub const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data");
+
+/// Runs `sad` with `args` and waits for it.
+pub fn sad(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_sad"))
+        .args(args)
+        .output()
+        .expect("sad runs")
+}
+
+/// The last line of `bytes` (stdout or stderr).
+pub fn last_line(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes)
+        .lines()
+        .last()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// Asserts a failed run that printed exactly one error line, containing `needle`, and no panic.
+pub fn assert_one_error(out: &Output, needle: &str, case: &str) {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{case}: succeeded\n{stderr}");
+    assert!(!stderr.contains("panicked"), "{case}: {stderr}");
+    let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error")).collect();
+    assert_eq!(errors.len(), 1, "{case}: {stderr}");
+    assert!(errors[0].contains(needle), "{case}: wanted `{needle}` in {stderr}");
+}
