@@ -30,5 +30,8 @@ pub fn assert_one_error(out: &Output, needle: &str, case: &str) {
     assert!(!stderr.contains("panicked"), "{case}: {stderr}");
     let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error")).collect();
     assert_eq!(errors.len(), 1, "{case}: {stderr}");
-    assert!(errors[0].contains(needle), "{case}: wanted `{needle}` in {stderr}");
+    assert!(
+        errors[0].contains(needle),
+        "{case}: wanted `{needle}` in {stderr}"
+    );
 }
