@@ -7,6 +7,10 @@ use burn::tensor::{Device, Tensor, TensorData};
 /// The largest width or height [`load_rgb`] reads and `sad render` renders: 16 384 pixels.
 pub const MAX_SIDE: usize = 16_384;
 
+/// The largest image file [`load_rgb_within`] reads: 2 GiB, above an uncompressed 16 384²
+/// RGB PNG (768 MiB) with room to spare.
+pub const MAX_FILE_BYTES: u64 = 2 << 30;
+
 /// Why an image could not be read or written.
 #[derive(Debug, thiserror::Error)]
 pub enum ImageError {
@@ -78,10 +82,23 @@ pub fn load_rgb_within(
             reason: "is a directory, not an image".into(),
         });
     }
-    let bytes = std::fs::read(path).map_err(|error| ImageError::Codec {
+    let io = |error: std::io::Error| ImageError::Codec {
         path: name.clone(),
         reason: error.to_string(),
-    })?;
+    };
+    // Reading allocates the whole file: refuse one larger than any image we accept could be.
+    let size = std::fs::metadata(path).map_err(io)?.len();
+    if size > MAX_FILE_BYTES {
+        return Err(ImageError::Codec {
+            path: name,
+            reason: format!(
+                "{:.1} GiB is larger than an image file can be here ({} GiB at most)",
+                size as f64 / f64::from(1 << 30),
+                MAX_FILE_BYTES >> 30
+            ),
+        });
+    }
+    let bytes = std::fs::read(path).map_err(io)?;
     let image = decode_rgb(&bytes, max_side).map_err(|error| error.for_file(&name))?;
     Ok(Tensor::from_data(
         TensorData::new(image.planar, [1, 3, image.height, image.width]),

@@ -71,6 +71,15 @@ fn sizes_are_checked_before_memory_is_spent() {
     assert_one_error(&fit, "MAX_DIM", "fit of a 16000² header");
     assert!(!out_dir.join("huge.png").exists());
 
+    // A 3 GiB file (sparse: it takes no disk) is refused before it is read into memory.
+    let big = dir.join("big.png");
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len(3 << 30)
+        .unwrap();
+    let big = big.to_str().unwrap();
+    assert_one_error(&sad(&["ssim", big, big]), "3.0 GiB", "a 3 GiB file");
+
     let larger = dir.join("larger.png");
     huge_png_header(&larger, 20_000, 100);
     let larger = larger.to_str().unwrap();
