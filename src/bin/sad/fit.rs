@@ -41,7 +41,7 @@ pub fn fit_command(args: FitArgs, device: &Device, description: &str) -> Result<
             )
         })?
         .to_owned();
-    let max_side = config.max_dim.min(65_535);
+    let max_side = config.max_dim.min(burn_sad::sad::fit::KERNEL_MAX_SIDE);
     if let Ok((width, height)) = ::image::image_dimensions(&args.image)
         && (width as usize) <= max_side
         && (height as usize) <= max_side
@@ -51,7 +51,7 @@ pub fn fit_command(args: FitArgs, device: &Device, description: &str) -> Result<
             u64::from(width) * u64::from(height),
             checks::FIT_HOST_BYTES_PER_PIXEL,
             checks::FIT_DEVICE_BYTES_PER_PIXEL,
-            description.contains("CPU"),
+            checks::device_on_host(description),
         )?;
     }
     let image = load_rgb_within(&args.image, max_side, device).map_err(|error| match error {

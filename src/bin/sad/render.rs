@@ -54,7 +54,7 @@ pub fn render_command(args: RenderArgs, device: &Device, description: &str) -> R
         ..RenderOnlyOptions::default()
     };
     eprintln!("device: {description}");
-    let device_on_host = description.contains("CPU");
+    let device_on_host = checks::device_on_host(description);
     render(
         &args.sites,
         &args.out,

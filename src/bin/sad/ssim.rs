@@ -48,7 +48,7 @@ pub fn ssim_command(args: SsimArgs, device: &Device, description: &str) -> Resul
             u64::from(width) * u64::from(height),
             checks::SSIM_HOST_BYTES_PER_PIXEL,
             checks::SSIM_DEVICE_BYTES_PER_PIXEL,
-            description.contains("CPU"),
+            checks::device_on_host(description),
         )?;
     }
     let img1 = load_rgb(&a, device)?;

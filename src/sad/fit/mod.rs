@@ -28,6 +28,7 @@ pub use ops::{adam_step, prune_sites, site_statistics, squared_error_gradients, 
 pub use options::{FitOptions, FitProgress, FitResult, PhaseTimes};
 pub use target::TargetImage;
 pub use trainer::{Trainer, fit};
+pub use validate::KERNEL_MAX_SIDE;
 
 /// Why a fit could not start.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]

@@ -4,7 +4,7 @@ use super::init::Initialisation;
 use super::{FitError, FitOptions, TargetImage};
 
 /// Largest image side the kernels' index arithmetic takes, whatever MAX_DIM says.
-const KERNEL_MAX_SIDE: usize = 65_535;
+pub const KERNEL_MAX_SIDE: usize = 65_535;
 
 /// One clear error for an image or options a fit cannot run with.
 pub(super) fn validate(target: &TargetImage, options: &FitOptions) -> Result<(), FitError> {
