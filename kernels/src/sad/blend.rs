@@ -16,30 +16,11 @@ pub struct Blend<F: Float> {
     pub ids: Array<usize>,
     /// Whether any slot is live (otherwise the pixel is black).
     pub any: bool,
-    /// τ_k = e^{log τ} of slot k's site (live slots only).
-    pub tau: Array<F>,
-    /// The score parts of slot k's site at the pixel (live slots only), kept so the backward
-    /// does not score each slot a second time.
-    pub score: SlotScores<F>,
-}
-
-/// [`Score`](super::score::Score) fields per slot.
-#[derive(CubeType)]
-pub struct SlotScores<F: Float> {
-    /// s_k.
-    pub value: Array<F>,
-    /// δ_k x.
-    pub dx: Array<F>,
-    /// δ_k y.
-    pub dy: Array<F>,
-    /// u·δ_k.
-    pub proj: Array<F>,
-    /// |δ_k|² − (u·δ_k)², floored at 0.
-    pub perp2: Array<F>,
-    /// e^a.
-    pub stretch: Array<F>,
-    /// D² floored at 1e-8.
-    pub d2: Array<F>,
+    /// The largest logit over the live slots: w_k = e^{z_k − max} · `inv_sum`, so a slot's
+    /// weight can be formed again from its logit alone (see [`slot_weight`]).
+    pub max: F,
+    /// 1 / max(Σ_k e^{z_k − max}, 1e-8).
+    pub inv_sum: F,
 }
 
 /// The blend at point (`qx`, `qy`) over the `K` candidates of `cell`: logits z_k = −τ·s_k,
@@ -62,14 +43,6 @@ pub fn blend_weights<F: Float>(
     let mut ids = Array::<usize>::new(K);
     let mut any = false;
     let mut max = F::new(0.0);
-    let mut taus = Array::<F>::new(K);
-    let mut value = Array::<F>::new(K);
-    let mut dx = Array::<F>::new(K);
-    let mut dy = Array::<F>::new(K);
-    let mut proj = Array::<F>::new(K);
-    let mut perp2 = Array::<F>::new(K);
-    let mut stretch = Array::<F>::new(K);
-    let mut d2 = Array::<F>::new(K);
     #[unroll]
     for k in 0..K {
         let id = candidates[cell * K + k];
@@ -77,27 +50,9 @@ pub fn blend_weights<F: Float>(
         live[k] = ok;
         ids[k] = 0;
         weights[k] = F::new(0.0);
-        taus[k] = F::new(0.0);
-        value[k] = F::new(0.0);
-        dx[k] = F::new(0.0);
-        dy[k] = F::new(0.0);
-        proj[k] = F::new(0.0);
-        perp2[k] = F::new(0.0);
-        stretch[k] = F::new(1.0);
-        d2[k] = F::new(1.0);
         if ok {
             let site = id as usize;
-            let tau = F::exp(sites[site * SITE_PARAMS + LOG_TAU]);
-            let score = site_score::<F>(sites, site, qx, qy, inv_scale_sq, guard_stretch);
-            let z = -tau * score.value;
-            taus[k] = tau;
-            value[k] = score.value;
-            dx[k] = score.dx;
-            dy[k] = score.dy;
-            proj[k] = score.proj;
-            perp2[k] = score.perp2;
-            stretch[k] = score.stretch;
-            d2[k] = score.d2;
+            let z = slot_logit::<F>(sites, site, qx, qy, inv_scale_sq, guard_stretch);
             ids[k] = site;
             weights[k] = z;
             if !any || z > max {
@@ -106,6 +61,7 @@ pub fn blend_weights<F: Float>(
             any = true;
         }
     }
+    let mut inv_sum = F::new(0.0);
     if any {
         let mut sum = F::new(0.0);
         #[unroll]
@@ -117,7 +73,7 @@ pub fn blend_weights<F: Float>(
             weights[k] = e;
             sum += e;
         }
-        let inv_sum = F::new(1.0) / F::max(sum, F::new(1e-8));
+        inv_sum = F::new(1.0) / F::max(sum, F::new(1e-8));
         #[unroll]
         for k in 0..K {
             weights[k] *= inv_sum;
@@ -128,17 +84,32 @@ pub fn blend_weights<F: Float>(
         live,
         ids,
         any,
-        tau: taus,
-        score: SlotScores::<F> {
-            value,
-            dx,
-            dy,
-            proj,
-            perp2,
-            stretch,
-            d2,
-        },
+        max,
+        inv_sum,
     }
+}
+
+/// The logit z = −τ·s of a live `site` at point (`qx`, `qy`); `guard_stretch` as in
+/// [`site_score`].
+#[cube]
+pub fn slot_logit<F: Float>(
+    sites: &Tensor<F>,
+    site: usize,
+    qx: F,
+    qy: F,
+    inv_scale_sq: F,
+    #[comptime] guard_stretch: bool,
+) -> F {
+    let tau = F::exp(sites[site * SITE_PARAMS + LOG_TAU]);
+    let score = site_score::<F>(sites, site, qx, qy, inv_scale_sq, guard_stretch);
+    -tau * score.value
+}
+
+/// The weight of a live slot of logit `z` in `blend`, formed exactly as [`blend_weights`] forms
+/// it.
+#[cube]
+pub fn slot_weight<F: Float>(blend: &Blend<F>, z: F) -> F {
+    F::exp(z - blend.max) * blend.inv_sum
 }
 
 /// Channel `c` of the pixel's colour: Σ_k w_k · (colour c of slot k's site) over the live slots.

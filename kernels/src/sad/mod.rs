@@ -32,8 +32,8 @@ mod tau_diffusion;
 mod tile_hash;
 
 pub use adam::{
-    ADAM_STATE, AdamStep, AdamStepLaunch, M_COLOR, M_DIRECTION, M_LOG_ANISO, M_LOG_TAU, M_POSITION,
-    M_RADIUS, V_POSITION, adam_kernel,
+    ADAM_CUBE, ADAM_STATE, AdamStep, AdamStepLaunch, M_COLOR, M_DIRECTION, M_LOG_ANISO, M_LOG_TAU,
+    M_POSITION, M_RADIUS, V_POSITION, adam_kernel,
 };
 pub use candidates::{
     candidate_pass_kernel, init_candidates_kernel, jfa_flood_kernel, seed_candidates_kernel,

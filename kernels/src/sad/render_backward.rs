@@ -3,9 +3,10 @@
 
 use cubecl::prelude::*;
 
-use super::blend::{blend_weights, blended_channel};
+use super::blend::{blend_weights, blended_channel, slot_weight};
 use super::render::cell_of_pixel;
-use super::statistics::{removal_delta, site_share};
+use super::score::{is_live, site_score};
+use super::statistics::{removal_delta, slot_share};
 use super::tile_hash::{TileHash, accumulate, accumulate_plane, flush};
 use super::{COLOR, DIRECTION, K, LOG_ANISO, LOG_TAU, POSITION, RADIUS, SITE_PARAMS};
 
@@ -38,8 +39,8 @@ impl BackwardOutputs {
 /// kernel: no render pass). With `outputs.removal` the last column gets each site's removal
 /// delta.
 ///
-/// Every pixel computes its forward blend once, keeping each slot's score parts, then adds its
-/// contribution to each live slot's site. Contributions are first summed per tile in a
+/// Every pixel computes its forward blend (the softmax's maximum and normaliser), then, slot by
+/// slot in a runtime loop, scores the slot's site again and adds its contribution to the site. Contributions are first summed per tile in a
 /// shared-memory hash table keyed by site id (neighbouring pixels share most of their
 /// candidates), and each occupied entry is flushed with one global atomic add per column (see
 /// `TileHash`). With `plane_sums`, runs of neighbouring lanes that hold the same site in a slot
@@ -113,10 +114,14 @@ pub fn render_backward_kernel<F: Float>(
     }
 
     let inv_scale = F::sqrt(inv_scale_sq);
-    #[unroll]
+    // A runtime loop over the slots, each scored again from its site: unrolled, with each slot's
+    // score parts kept from the blend, the kernel held K copies of the accumulation code (about
+    // 1 450 shared atomics) and ~80 live values across the colour pass; on the H200 that took
+    // 128 registers with spills and 1.9× the time of this loop (40 registers).
     for k in 0..K {
-        let live = active && blend.live[k];
-        let site = blend.ids[k];
+        let id = candidates[cell * K + k];
+        let live = active && is_live::<F>(sites, id, site_count);
+        let site = if live { id as usize } else { 0usize };
         let mut contribution = Array::<F>::new(columns);
         #[unroll]
         for c in 0..columns {
@@ -124,7 +129,9 @@ pub fn render_backward_kernel<F: Float>(
         }
         if live {
             let base = site * SITE_PARAMS;
-            let w = blend.weights[k];
+            let tau = F::exp(sites[base + LOG_TAU]);
+            let score = site_score::<F>(sites, site, qx, qy, inv_scale_sq, true);
+            let w = slot_weight::<F>(&blend, -tau * score.value);
             // ∂L/∂z_k = Σ_c g_c · w_k · (c_k − ĉ).
             let mut gz = F::new(0.0);
             #[unroll]
@@ -133,34 +140,32 @@ pub fn render_backward_kernel<F: Float>(
                 gz += upstream[c] * w * (colour - pred[c]);
                 contribution[COLOR + c] = w * upstream[c];
             }
-            let tau = blend.tau[k];
-            let stretch = blend.score.stretch[k];
-            let proj = blend.score.proj[k];
-            let dx = blend.score.dx[k];
-            let dy = blend.score.dy[k];
+            let stretch = score.stretch;
+            let proj = score.proj;
             let squeeze = F::new(1.0) / F::max(stretch, F::new(1e-8));
-            let inv_sqrt_d2 = F::new(1.0) / F::sqrt(blend.score.d2[k]);
+            let inv_sqrt_d2 = F::new(1.0) / F::sqrt(score.d2);
             let ux = sites[base + DIRECTION];
             let uy = sites[base + DIRECTION + 1];
             let along = (stretch - squeeze) * proj;
             let pos_scale = gz * tau * inv_scale_sq * inv_sqrt_d2;
-            contribution[POSITION] = pos_scale * (squeeze * dx + along * ux);
-            contribution[POSITION + 1] = pos_scale * (squeeze * dy + along * uy);
-            contribution[LOG_TAU] = -gz * blend.score.value[k] * tau;
+            contribution[POSITION] = pos_scale * (squeeze * score.dx + along * ux);
+            contribution[POSITION + 1] = pos_scale * (squeeze * score.dy + along * uy);
+            contribution[LOG_TAU] = -gz * score.value * tau;
             contribution[RADIUS] = gz * tau * inv_scale;
             let shape_scale = -gz * tau * F::new(0.5) * inv_sqrt_d2;
-            contribution[LOG_ANISO] = shape_scale
-                * (stretch * proj * proj - squeeze * blend.score.perp2[k])
-                * inv_scale_sq;
+            contribution[LOG_ANISO] =
+                shape_scale * (stretch * proj * proj - squeeze * score.perp2) * inv_scale_sq;
             let dir_scale = shape_scale * F::new(2.0) * along * inv_scale_sq;
-            contribution[DIRECTION] = dir_scale * dx;
-            contribution[DIRECTION + 1] = dir_scale * dy;
+            contribution[DIRECTION] = dir_scale * score.dx;
+            contribution[DIRECTION + 1] = dir_scale * score.dy;
             if comptime![outputs.removal] {
-                // Once per distinct site of the pixel, with its total weight.
-                let share = site_share::<F>(&blend, k);
-                if share.first && share.total > F::new(0.0) {
+                // Once per distinct site of the pixel, with its total weight: every slot of
+                // one site has the same weight.
+                let share = slot_share(candidates, cell, k, id);
+                if share.first && w > F::new(0.0) {
+                    let total = w * F::cast_from(share.slots);
                     contribution[SITE_PARAMS] =
-                        removal_delta::<F>(sites, site, share.total, &pred, &truth, err);
+                        removal_delta::<F>(sites, site, total, &pred, &truth, err);
                 }
             }
         }

@@ -2,7 +2,7 @@
 
 use cubecl::prelude::*;
 
-use super::blend::{Blend, blend_weights, blended_channel};
+use super::blend::{blend_weights, blended_channel};
 use super::render::cell_of_pixel;
 use super::tile_hash::{TileHash, accumulate, flush};
 use super::{COLOR, K, SITE_PARAMS};
@@ -91,10 +91,11 @@ pub fn site_statistics_kernel<F: Float>(
             }
             #[unroll]
             for k in 0..K {
-                let share = site_share::<F>(&blend, k);
-                if share.first && share.total > F::new(0.0) {
+                let share = slot_share(candidates, cell, k, candidates[cell * K + k]);
+                // Every slot of one site has the same weight.
+                let total = blend.weights[k] * F::cast_from(share.slots);
+                if blend.live[k] && share.first && total > F::new(0.0) {
                     let site = blend.ids[k];
-                    let total = share.total;
                     let mut values = Array::<F>::new(channels);
                     if comptime![kind == StatisticsKind::RemovalDelta] {
                         values[0] = removal_delta::<F>(sites, site, total, &pred, &truth, err);
@@ -118,32 +119,31 @@ pub fn site_statistics_kernel<F: Float>(
     flush::<F>(&hash, stats, channels, native_atomics);
 }
 
-/// Where slot `k`'s site first appears in a pixel's list, and its total weight there.
+/// How often a pixel's list names the site of slot `k` (`id`), and whether `k` is the first slot
+/// that names it.
 #[derive(CubeType)]
-pub struct SiteShare<F: Float> {
-    /// Whether slot `k` is live and no earlier slot names the same site.
+pub struct SlotShare {
+    /// Whether no earlier slot names the site.
     pub first: bool,
-    /// The sum of the weights of every slot that names the site.
-    pub total: F,
+    /// Slots that name the site, `k` included.
+    pub slots: u32,
 }
 
-/// Slot `k`'s site as one entry of the pixel's distinct sites (statistics count a site once per
-/// pixel, however many slots name it).
+/// [`SlotShare`] of slot `k` of `cell`, read from the candidate list itself.
 #[cube]
-pub fn site_share<F: Float>(blend: &Blend<F>, k: usize) -> SiteShare<F> {
-    let mut first = blend.live[k];
-    let mut total = F::new(0.0);
+pub fn slot_share(candidates: &Tensor<i32>, cell: usize, k: usize, id: i32) -> SlotShare {
+    let mut first = true;
+    let mut slots = 0u32;
     #[unroll]
     for j in 0..K {
-        if blend.live[j] && blend.ids[j] == blend.ids[k] {
+        if candidates[cell * K + j] == id {
+            slots += 1;
             if j < k {
                 first = false;
-            } else {
-                total += blend.weights[j];
             }
         }
     }
-    SiteShare::<F> { first, total }
+    SlotShare { first, slots }
 }
 
 /// The increase of a pixel's squared error `err` (prediction `pred`, target `truth`) if `site`,

@@ -4,12 +4,13 @@ use burn::backend::cubecl::dtype_to_storage_type;
 use burn::tensor::Shape;
 use burn_cubecl::{kernel::into_contiguous, tensor::CubeTensor};
 use burn_sad_kernels::sad::{
-    ADAM_STATE, AdamStep, AdamStepLaunch, LOG_TAU, SITE_PARAMS, StatisticsKind, adam_kernel,
-    site_statistics_kernel, tau_diffusion_kernel,
+    ADAM_CUBE, ADAM_STATE, AdamStep, AdamStepLaunch, LOG_TAU, SITE_PARAMS, StatisticsKind,
+    adam_kernel, site_statistics_kernel, tau_diffusion_kernel,
 };
 
 use super::{capacity, empty_f32, ids, image_grid, native_shared_atomics, site_grid, zeros_f32};
 use crate::sad::RenderGeometry;
+use cubecl::{CubeCount, CubeDim};
 
 pub(super) fn site_statistics(
     sites: CubeTensor,
@@ -108,7 +109,8 @@ pub(super) fn adam_step(
     let sites_count = capacity(&sites);
     let out_sites = empty_f32(&sites, Shape::new([sites_count, SITE_PARAMS]));
     let out_state = empty_f32(&sites, Shape::new([sites_count, ADAM_STATE]));
-    let (count, dim) = site_grid(sites_count);
+    let count = CubeCount::Static((sites_count as u32).div_ceil(ADAM_CUBE as u32).max(1), 1, 1);
+    let dim = CubeDim::new_1d(ADAM_CUBE as u32);
     adam_kernel::launch(
         &sites.client,
         count,
