@@ -7,8 +7,9 @@ use burn::tensor::{Device, Tensor, TensorData};
 use burn_sad::image::load_rgb;
 use burn_sad::sad::fit::{
     ADAM_STATE, AdamStep, FitError, FitOptions, Initialisation, Schedule, StatisticsKind,
-    TargetImage, Trainer, TrainingConfig, adam_step, fit, prune_candidates, prune_sites, reference,
-    site_statistics, solve_target_bpp, squared_error_gradients, target_sites, tau_diffusion,
+    TargetImage, Trainer, TrainingConfig, adam_step, diffuse_and_step, fit, prune_candidates,
+    prune_sites, reference, site_statistics, solve_target_bpp, squared_error_gradients,
+    target_sites, tau_diffusion,
 };
 use burn_sad::sad::{Candidates, RenderGeometry, SiteTable};
 use common::{assert_close, device, random_sites, values};
@@ -287,6 +288,62 @@ fn adam_kernel_matches_the_host_reference_on_many_sites() {
         1e-5,
         "state",
     );
+}
+
+#[test]
+fn diffusion_and_adam_in_one_op_equal_the_two_host_references() {
+    let device = device();
+    let (width, height) = (41, 23);
+    let table = random_sites(82, 8, width, height, 5);
+    let capacity = 90;
+    let geometry = RenderGeometry::new(width, height);
+    let candidates = Candidates::exact(&table.to_tensor(capacity, &device), geometry);
+    let ids = candidates.ids().try_to_vec_as::<i32>().unwrap();
+    let grads: Vec<f32> = (0..capacity * 10)
+        .map(|i| ((i * 7919 % 201) as f32 - 100.0) * 0.37)
+        .collect();
+    let state: Vec<f32> = (0..capacity * ADAM_STATE)
+        .map(|i| (i * 13 % 7) as f32 * 0.01)
+        .collect();
+    let step = AdamStep {
+        max_x: (width - 1) as f32,
+        max_y: (height - 1) as f32,
+        ..hand_step()
+    };
+    let host_grads: Vec<[f32; 10]> = grads
+        .chunks_exact(10)
+        .map(|r| r.try_into().unwrap())
+        .collect();
+    let raw: Vec<f32> = host_grads.iter().map(|row| row[2]).collect();
+    // Four passes (the trainer's), one (the last pass only, in the step) and none (a copy).
+    for passes in [4, 1, 0] {
+        let (got_sites, got_state) = diffuse_and_step(
+            table.to_tensor(capacity, &device),
+            &candidates,
+            Tensor::from_data(TensorData::new(grads.clone(), [capacity, 10]), &device),
+            Tensor::from_data(
+                TensorData::new(state.clone(), [capacity, ADAM_STATE]),
+                &device,
+            ),
+            &step,
+            (0.05, passes),
+        );
+        let tau =
+            reference::tau_diffusion_reference(&table.sites, &ids, &raw, geometry, 0.05, passes);
+        if passes > 0 {
+            assert_ne!(tau, raw, "diffusion changed nothing");
+        }
+        let mut host_sites = table.sites.clone();
+        host_sites.resize(capacity, burn_sad::sad::INACTIVE_SITE);
+        let mut host_state: Vec<[f32; ADAM_STATE]> = state
+            .chunks_exact(ADAM_STATE)
+            .map(|r| r.try_into().unwrap())
+            .collect();
+        reference::adam_step_reference(&mut host_sites, &mut host_state, &host_grads, &tau, &step);
+        let what = format!("{passes} passes");
+        assert_close(&values(got_sites), &host_sites.concat(), 1e-5, 1e-5, &what);
+        assert_close(&values(got_state), &host_state.concat(), 1e-6, 1e-5, &what);
+    }
 }
 
 #[test]

@@ -182,6 +182,29 @@ impl<B: SadBackend, C: CheckpointStrategy> SadBackend for Autodiff<B, C> {
         ))
     }
 
+    fn sad_diffuse_and_step(
+        sites: FloatTensor<Self>,
+        candidates: IntTensor<Self>,
+        grads: FloatTensor<Self>,
+        state: FloatTensor<Self>,
+        step: AdamStep,
+        geometry: RenderGeometry,
+        lambda: f32,
+        passes: u32,
+    ) -> (FloatTensor<Self>, FloatTensor<Self>) {
+        let (sites, state) = B::sad_diffuse_and_step(
+            sites.into_primitive(),
+            candidates,
+            grads.into_primitive(),
+            state.into_primitive(),
+            step,
+            geometry,
+            lambda,
+            passes,
+        );
+        (Self::from_inner(sites), Self::from_inner(state))
+    }
+
     fn sad_adam_step(
         sites: FloatTensor<Self>,
         grads: FloatTensor<Self>,

@@ -155,6 +155,21 @@ pub trait SadBackend: Backend {
         norm: f32,
     ) -> FloatTensor<Self>;
 
+    /// [`sad_tau_diffusion`](Self::sad_tau_diffusion) of `grads`, then
+    /// [`sad_adam_step`](Self::sad_adam_step) with its result as the log τ gradient, as one op
+    /// (a backend may run the last pass inside the step).
+    #[allow(clippy::too_many_arguments)]
+    fn sad_diffuse_and_step(
+        sites: FloatTensor<Self>,
+        candidates: IntTensor<Self>,
+        grads: FloatTensor<Self>,
+        state: FloatTensor<Self>,
+        step: AdamStep,
+        geometry: RenderGeometry,
+        lambda: f32,
+        passes: u32,
+    ) -> (FloatTensor<Self>, FloatTensor<Self>);
+
     /// One Adam step of every site: the new `[capacity, 10]` sites and `[capacity, 18]` state.
     fn sad_adam_step(
         sites: FloatTensor<Self>,

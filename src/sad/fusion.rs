@@ -298,6 +298,48 @@ impl<B: FusionBackend + SadBackend> SadBackend for Fusion<B> {
         out
     }
 
+    fn sad_diffuse_and_step(
+        sites: Lazy<B>,
+        candidates: Lazy<B>,
+        grads: Lazy<B>,
+        state: Lazy<B>,
+        step: AdamStep,
+        geometry: RenderGeometry,
+        lambda: f32,
+        passes: u32,
+    ) -> (Lazy<B>, Lazy<B>) {
+        let capacity = sites.shape[0];
+        let outputs = [
+            (sites.shape.clone(), sites.dtype),
+            (Shape::new([capacity, ADAM_STATE]), state.dtype),
+        ];
+        let [sites, state] = register_op::<B, 3, 1, 2, 0>(
+            format!("burn_sad::sad_diffuse_and_step::{step:?}::{geometry:?}::{lambda}::{passes}"),
+            Mixed {
+                floats: [sites, grads, state],
+                ints: [candidates],
+            },
+            Mixed {
+                floats: outputs,
+                ints: [],
+            },
+            move |Mixed {
+                      floats: [sites, grads, state],
+                      ints: [candidates],
+                  }| {
+                let (sites, state) = B::sad_diffuse_and_step(
+                    sites, candidates, grads, state, step, geometry, lambda, passes,
+                );
+                Mixed {
+                    floats: [sites, state],
+                    ints: [],
+                }
+            },
+        )
+        .floats;
+        (sites, state)
+    }
+
     fn sad_adam_step(
         sites: Lazy<B>,
         grads: Lazy<B>,

@@ -42,7 +42,7 @@ impl SiteTable {
         for _ in self.sites.len()..capacity {
             values.extend_from_slice(&INACTIVE_SITE);
         }
-        Tensor::from_data(TensorData::new(values, [capacity, SITE_PARAMS]), device)
+        upload_contiguous(values, [capacity, SITE_PARAMS], device)
     }
 
     /// Reads a `[capacity, 10]` sites tensor back to the host.
@@ -180,4 +180,17 @@ impl Sites {
     pub fn to_table(&self, width: usize, height: usize) -> SiteTable {
         SiteTable::from_tensor(self.packed(), width, height)
     }
+}
+
+/// `values` as a contiguous tensor of `shape`. Uploaded as one row and reshaped: CubeCL's CUDA
+/// runtime pads the rows of a multi-dimensional upload to an aligned pitch (a `[n, 10]` sites
+/// table, a `[3, H, W]` image of odd width), and every kernel that reads a padded tensor would
+/// first copy it into a contiguous one, on every call.
+pub(crate) fn upload_contiguous<const D: usize>(
+    values: Vec<f32>,
+    shape: [usize; D],
+    device: &Device,
+) -> Tensor<D> {
+    let len = values.len();
+    Tensor::<1>::from_data(TensorData::new(values, [len]), device).reshape(shape)
 }

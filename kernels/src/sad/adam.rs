@@ -2,6 +2,7 @@
 
 use cubecl::prelude::*;
 
+use super::tau_diffusion::{TauNeighbours, jacobi_update};
 use super::{COLOR, DIRECTION, LOG_ANISO, LOG_TAU, POSITION, RADIUS, SITE_PARAMS};
 
 /// f32 values of optimiser state per site, in this order: position m (2) and v (1, shared by
@@ -62,10 +63,16 @@ pub struct AdamStep {
 /// site, 9.5 KiB per cube: within WebGPU's 16 KiB).
 pub const ADAM_CUBE: usize = 64;
 
-/// One Adam step: reads `sites`, `grads` (`[capacity, 10]`, raw sums), `tau_grads`
-/// (`[capacity]`, the diffused log τ gradient, used instead of column 2 of `grads`) and `state`
+/// One Adam step: reads `sites`, `grads` (`[capacity, 10]`, raw sums) and `state`
 /// (`[capacity, ADAM_STATE]`), and writes the stepped sites and state to `out_sites` and
 /// `out_state`. Inactive sites (position x < 0) are copied unchanged.
+///
+/// The log τ gradient is not column 2 of `grads` but the last Jacobi pass of tau diffusion
+/// (see [`tau_diffusion_kernel()`](super::tau_diffusion_kernel)), run here per site on the
+/// values `tau` holds as `neighbours` places them, with column 2 of `grads` as the raw values
+/// and `candidates` as the graph; with `neighbours.lambda` = 0 the pass is a copy, and `tau`
+/// (stride 1, offset 0) is the diffused gradient itself. Folding the last pass in saves a launch
+/// per iteration.
 ///
 /// Position and direction use one second moment for both components; the direction gradient is
 /// first projected onto the tangent of the unit circle and the stepped direction renormalised.
@@ -83,11 +90,13 @@ pub const ADAM_CUBE: usize = 64;
 pub fn adam_kernel(
     sites: &Tensor<f32>,
     grads: &Tensor<f32>,
-    tau_grads: &Tensor<f32>,
+    tau: &Tensor<f32>,
+    candidates: &Tensor<i32>,
     state: &Tensor<f32>,
     out_sites: &mut Tensor<f32>,
     out_state: &mut Tensor<f32>,
     step: AdamStep,
+    neighbours: TauNeighbours,
     site_count: usize,
 ) {
     let first = CUBE_POS * ADAM_CUBE;
@@ -119,6 +128,18 @@ pub fn adam_kernel(
         let b1 = step.beta1;
         let b2 = step.beta2;
         let gs = step.grad_scale;
+        // Before the position moves: the pass reads the home cell of the current position.
+        let tau_grad = jacobi_update(
+            sites,
+            candidates,
+            tau,
+            &neighbours,
+            first + unit,
+            values[p + POSITION],
+            values[p + POSITION + 1],
+            raw[p + LOG_TAU],
+            site_count,
+        ) * gs;
 
         // Position: one second moment for both axes.
         let gx = raw[p + POSITION] * gs;
@@ -135,11 +156,10 @@ pub fn adam_kernel(
         moments[s + M_POSITION + 1] = my;
         moments[s + V_POSITION] = v;
 
-        let tau = tau_grads[first + unit] * gs;
         scalar_adam(
             &mut values,
             p + LOG_TAU,
-            tau,
+            tau_grad,
             &mut moments,
             s + M_LOG_TAU,
             step.lr_log_tau,

@@ -36,33 +36,93 @@ pub fn tau_diffusion_kernel(
     if site < site_count {
         let base = site * SITE_PARAMS;
         let px = sites[base + POSITION];
-        if px < 0.0 || lambda <= 0.0 {
+        if px < 0.0 {
             output[site] = input[site * input_stride + input_offset];
         } else {
-            let cx = home_index(px * inv_downscale, cand_w);
-            let cy = home_index(sites[base + POSITION + 1] * inv_downscale, cand_h);
-            let cell = cy * cand_w + cx;
-            let mut sum = 0.0f32;
-            let mut count = 0.0f32;
-            #[unroll]
-            for k in 0..K {
-                let id = candidates[cell * K + k];
-                let mut fresh = id != site as i32 && is_live::<f32>(sites, id, site_count);
-                #[unroll]
-                for j in 0..K {
-                    if j < k && candidates[cell * K + j] == id {
-                        fresh = false;
-                    }
-                }
-                if fresh {
-                    sum += input[id as usize * input_stride + input_offset];
-                    count += 1.0;
-                }
-            }
-            let own = raw[site * raw_stride + raw_offset];
-            output[site] = (own + lambda * sum) / (1.0 + lambda * count);
+            let neighbours = TauNeighbours {
+                input_stride,
+                input_offset,
+                cand_w,
+                cand_h,
+                inv_downscale,
+                lambda,
+            };
+            output[site] = jacobi_update(
+                sites,
+                candidates,
+                input,
+                &neighbours,
+                site,
+                px,
+                sites[base + POSITION + 1],
+                raw[site * raw_stride + raw_offset],
+                site_count,
+            );
         }
     }
+}
+
+/// Where a Jacobi pass of tau diffusion finds a site's neighbours and their values (site j's
+/// at `input[j·input_stride + input_offset]`), and its weight.
+#[derive(CubeLaunch, CubeType, Clone, Copy, Debug)]
+pub struct TauNeighbours {
+    /// Stride of `input` between sites.
+    pub input_stride: usize,
+    /// Offset of site 0's value in `input`.
+    pub input_offset: usize,
+    /// Candidate grid width.
+    pub cand_w: usize,
+    /// Candidate grid height.
+    pub cand_h: usize,
+    /// 1 / the candidate grid's downscale.
+    pub inv_downscale: f32,
+    /// λ; at λ ≤ 0 the pass copies `input` through.
+    pub lambda: f32,
+}
+
+/// The Jacobi update of live `site` at (`px`, `py`) with raw value `own`: `(own + λ Σ_j
+/// input_j) / (1 + λ·n)` over the n distinct live sites j ≠ `site` of its home cell; `input`'s
+/// own value where λ ≤ 0.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+pub fn jacobi_update(
+    sites: &Tensor<f32>,
+    candidates: &Tensor<i32>,
+    input: &Tensor<f32>,
+    neighbours: &TauNeighbours,
+    site: usize,
+    px: f32,
+    py: f32,
+    own: f32,
+    site_count: usize,
+) -> f32 {
+    let stride = neighbours.input_stride;
+    let offset = neighbours.input_offset;
+    let mut value = input[site * stride + offset];
+    if neighbours.lambda > 0.0 {
+        let cx = home_index(px * neighbours.inv_downscale, neighbours.cand_w);
+        let cy = home_index(py * neighbours.inv_downscale, neighbours.cand_h);
+        let cell = cy * neighbours.cand_w + cx;
+        let mut sum = 0.0f32;
+        let mut count = 0.0f32;
+        #[unroll]
+        for k in 0..K {
+            let id = candidates[cell * K + k];
+            let mut fresh = id != site as i32 && is_live::<f32>(sites, id, site_count);
+            #[unroll]
+            for j in 0..K {
+                if j < k && candidates[cell * K + j] == id {
+                    fresh = false;
+                }
+            }
+            if fresh {
+                sum += input[id as usize * stride + offset];
+                count += 1.0;
+            }
+        }
+        value = (own + neighbours.lambda * sum) / (1.0 + neighbours.lambda * count);
+    }
+    value
 }
 
 /// `coordinate` rounded to the nearest cell index in `[0, cells)`.

@@ -24,7 +24,10 @@ pub use burn_sad_kernels::sad::{ADAM_STATE, AdamStep, DENSIFY_STATS, StatisticsK
 pub use config::{MAX_TARGET_BPP, TrainingConfig};
 pub use densify::{prune_candidates, split_candidates, split_sites};
 pub use init::{InitialShape, Initialisation};
-pub use ops::{adam_step, prune_sites, site_statistics, squared_error_gradients, tau_diffusion};
+pub use ops::{
+    adam_step, diffuse_and_step, prune_sites, site_statistics, squared_error_gradients,
+    tau_diffusion,
+};
 pub use options::{FitOptions, FitProgress, FitResult, PhaseTimes};
 pub use target::TargetImage;
 pub use trainer::{Trainer, fit};

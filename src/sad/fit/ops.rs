@@ -191,6 +191,25 @@ pub fn adam_step(
     )
 }
 
+/// [`tau_diffusion`] of `grads`, then [`adam_step`] with its result as the log τ gradient: the
+/// training step after the gradient pass. On CubeCL devices the last Jacobi pass runs inside the
+/// Adam kernel.
+pub fn diffuse_and_step(
+    sites: Tensor<2>,
+    candidates: &Candidates,
+    grads: Tensor<2>,
+    state: Tensor<2>,
+    step: &AdamStep,
+    diffusion: (f32, u32),
+) -> (Tensor<2>, Tensor<2>) {
+    let (lambda, passes) = diffusion;
+    if uses_fused_kernels(&sites.device()) {
+        return dispatch::diffuse_and_step(sites, candidates, grads, state, *step, lambda, passes);
+    }
+    let tau = tau_diffusion(&sites, candidates, grads.clone(), lambda, passes);
+    adam_step(sites, grads, tau, state, step)
+}
+
 #[cfg(feature = "cube")]
 mod dispatch {
     use burn::backend::Dispatch;
@@ -255,6 +274,28 @@ mod dispatch {
         ))
     }
 
+    pub fn diffuse_and_step(
+        sites: Tensor<2>,
+        candidates: &Candidates,
+        grads: Tensor<2>,
+        state: Tensor<2>,
+        step: AdamStep,
+        lambda: f32,
+        passes: u32,
+    ) -> (Tensor<2>, Tensor<2>) {
+        let (sites, state) = <Dispatch as SadBackend>::sad_diffuse_and_step(
+            sites.into_dispatch(),
+            candidates.ids().into_dispatch(),
+            grads.into_dispatch(),
+            state.into_dispatch(),
+            step,
+            candidates.geometry(),
+            lambda,
+            passes,
+        );
+        (Tensor::from_dispatch(sites), Tensor::from_dispatch(state))
+    }
+
     pub fn adam_step(
         sites: Tensor<2>,
         grads: Tensor<2>,
@@ -303,6 +344,18 @@ mod dispatch {
     }
 
     pub fn tau_diffusion(_: Tensor<2>, _: &Candidates, _: Tensor<2>, _: f32, _: u32) -> Tensor<1> {
+        unreachable!("no CubeCL runtime is compiled in")
+    }
+
+    pub fn diffuse_and_step(
+        _: Tensor<2>,
+        _: &Candidates,
+        _: Tensor<2>,
+        _: Tensor<2>,
+        _: AdamStep,
+        _: f32,
+        _: u32,
+    ) -> (Tensor<2>, Tensor<2>) {
         unreachable!("no CubeCL runtime is compiled in")
     }
 

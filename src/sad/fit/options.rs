@@ -94,12 +94,11 @@ pub struct FitResult {
 }
 
 /// Phases of an iteration, as [`PhaseTimes`] names them.
-pub(super) const PHASES: [&str; 7] = [
+pub(super) const PHASES: [&str; 6] = [
     "candidates",
     "densify",
     "gradients",
-    "tau diffusion",
-    "adam",
+    "tau diffusion + adam",
     "prune",
     "measure",
 ];

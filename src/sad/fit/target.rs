@@ -1,6 +1,8 @@
 //! The image being fitted, on the host.
 
-use burn::tensor::{Device, Tensor, TensorData};
+use burn::tensor::{Device, Tensor};
+
+use crate::sad::sites::upload_contiguous;
 
 /// An RGB image in [0, 1], planar (`[3, height, width]`), as the trainer reads it on the host.
 #[derive(Clone, Debug, PartialEq)]
@@ -35,12 +37,9 @@ impl TargetImage {
         }
     }
 
-    /// The image as a `[3, H, W]` tensor.
+    /// The image as a `[3, H, W]` contiguous tensor.
     pub fn to_tensor(&self, device: &Device) -> Tensor<3> {
-        Tensor::from_data(
-            TensorData::new(self.planar.clone(), [3, self.height, self.width]),
-            device,
-        )
+        upload_contiguous(self.planar.clone(), [3, self.height, self.width], device)
     }
 
     /// RGB at pixel (`x`, `y`).

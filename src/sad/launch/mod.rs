@@ -224,6 +224,21 @@ impl SadBackend for CubeBackend {
         prune::prune(sites, removal, count, norm)
     }
 
+    fn sad_diffuse_and_step(
+        sites: CubeTensor,
+        candidates: CubeTensor,
+        grads: CubeTensor,
+        state: CubeTensor,
+        step: AdamStep,
+        geometry: RenderGeometry,
+        lambda: f32,
+        passes: u32,
+    ) -> (CubeTensor, CubeTensor) {
+        train::diffuse_and_step(
+            sites, candidates, grads, state, step, geometry, lambda, passes,
+        )
+    }
+
     fn sad_adam_step(
         sites: CubeTensor,
         grads: CubeTensor,

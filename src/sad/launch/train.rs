@@ -1,11 +1,13 @@
 //! Launches of the training-step kernels: per-site statistics, tau diffusion, Adam.
 
 use burn::backend::cubecl::dtype_to_storage_type;
-use burn::tensor::Shape;
-use burn_cubecl::{kernel::into_contiguous, tensor::CubeTensor};
+use burn::tensor::{DType, Shape};
+use burn_cubecl::{
+    kernel::into_contiguous, ops::numeric::empty_device_contiguous_dtype, tensor::CubeTensor,
+};
 use burn_sad_kernels::sad::{
     ADAM_CUBE, ADAM_STATE, AdamStep, AdamStepLaunch, LOG_TAU, SITE_PARAMS, StatisticsKind,
-    adam_kernel, site_statistics_kernel, tau_diffusion_kernel,
+    TauNeighbours, TauNeighboursLaunch, adam_kernel, site_statistics_kernel, tau_diffusion_kernel,
 };
 
 use super::{capacity, empty_f32, ids, image_grid, native_shared_atomics, site_grid, zeros_f32};
@@ -102,9 +104,81 @@ pub(super) fn adam_step(
     state: CubeTensor,
     step: AdamStep,
 ) -> (CubeTensor, CubeTensor) {
+    // No diffusion pass (λ = 0): the kernel reads `tau_grads` as they are and no candidates.
+    let unused = empty_device_contiguous_dtype(
+        sites.client.clone(),
+        sites.device.clone(),
+        Shape::new([1]),
+        DType::I32,
+    );
+    let copy = TauNeighbours {
+        input_stride: 1,
+        input_offset: 0,
+        cand_w: 1,
+        cand_h: 1,
+        inv_downscale: 1.0,
+        lambda: 0.0,
+    };
+    launch_adam(sites, grads, tau_grads, unused, state, step, copy)
+}
+
+/// Tau diffusion and the Adam step that uses it, with the last Jacobi pass run inside the
+/// Adam kernel (one launch fewer per iteration than [`tau_diffusion`] then [`adam_step`]).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn diffuse_and_step(
+    sites: CubeTensor,
+    candidates: CubeTensor,
+    grads: CubeTensor,
+    state: CubeTensor,
+    step: AdamStep,
+    geometry: RenderGeometry,
+    lambda: f32,
+    passes: u32,
+) -> (CubeTensor, CubeTensor) {
+    let candidates = ids(candidates);
+    let grads = into_contiguous(grads);
+    // Zero passes is one pass with λ = 0, which copies the log τ column.
+    let (passes, lambda) = if passes == 0 {
+        (1, 0.0)
+    } else {
+        (passes, lambda)
+    };
+    let (input, input_stride, input_offset) = if passes > 1 {
+        let before = tau_diffusion(
+            sites.clone(),
+            candidates.clone(),
+            grads.clone(),
+            geometry,
+            lambda,
+            passes - 1,
+        );
+        (before, 1, 0)
+    } else {
+        (grads.clone(), SITE_PARAMS, LOG_TAU)
+    };
+    let last = TauNeighbours {
+        input_stride,
+        input_offset,
+        cand_w: geometry.cand_w(),
+        cand_h: geometry.cand_h(),
+        inv_downscale: 1.0 / geometry.downscale.max(1) as f32,
+        lambda,
+    };
+    launch_adam(sites, grads, input, candidates, state, step, last)
+}
+
+fn launch_adam(
+    sites: CubeTensor,
+    grads: CubeTensor,
+    tau: CubeTensor,
+    candidates: CubeTensor,
+    state: CubeTensor,
+    step: AdamStep,
+    neighbours: TauNeighbours,
+) -> (CubeTensor, CubeTensor) {
     let sites = into_contiguous(sites);
     let grads = into_contiguous(grads);
-    let tau_grads = into_contiguous(tau_grads);
+    let tau = into_contiguous(tau);
     let state = into_contiguous(state);
     let sites_count = capacity(&sites);
     let out_sites = empty_f32(&sites, Shape::new([sites_count, SITE_PARAMS]));
@@ -117,7 +191,8 @@ pub(super) fn adam_step(
         dim,
         sites.clone().into_tensor_arg(),
         grads.into_tensor_arg(),
-        tau_grads.into_tensor_arg(),
+        tau.into_tensor_arg(),
+        candidates.into_tensor_arg(),
         state.into_tensor_arg(),
         out_sites.clone().into_tensor_arg(),
         out_state.clone().into_tensor_arg(),
@@ -136,6 +211,14 @@ pub(super) fn adam_step(
             step.grad_scale,
             step.max_x,
             step.max_y,
+        ),
+        TauNeighboursLaunch::new(
+            neighbours.input_stride,
+            neighbours.input_offset,
+            neighbours.cand_w,
+            neighbours.cand_h,
+            neighbours.inv_downscale,
+            neighbours.lambda,
         ),
         sites_count,
     );

@@ -9,7 +9,7 @@ use burn_sad_kernels::sad::{ADAM_STATE, StatisticsKind};
 
 use super::budget::{BudgetSolution, Schedule, bits_per_pixel, solve_target_bpp};
 use super::init::{InitialShape, Initialisation, per_pixel_candidates};
-use super::ops::{adam_step, site_statistics, tau_diffusion};
+use super::ops::{diffuse_and_step, site_statistics};
 use super::options::{FitOptions, FitProgress, FitResult, PhaseTimes};
 use super::validate::validate;
 use super::{FitError, TargetImage};
@@ -146,20 +146,14 @@ impl Trainer {
         if let Some(removal) = removal {
             scratch.prune(removal, 1);
         }
-        let tau = tau_diffusion(
-            &scratch.sites,
-            &candidates,
-            grads.clone(),
-            0.01,
-            TAU_DIFFUSION_PASSES,
-        );
         let step = scratch.adam_parameters(1);
-        let (sites, _) = adam_step(
+        let (sites, _) = diffuse_and_step(
             scratch.sites.clone(),
+            &candidates,
             grads,
-            tau,
             scratch.state.clone(),
             &step,
+            (0.01, TAU_DIFFUSION_PASSES),
         );
         scratch.sites = sites;
         let _ = scratch.active_sites();
@@ -272,19 +266,18 @@ impl Trainer {
         }
         let progress = it as f32 / iters.max(1) as f32;
         let lambda = TAU_DIFFUSION_LAMBDA * (0.1 + 0.9 * progress);
-        let tau = tau_diffusion(
-            &self.sites,
-            &self.candidates,
-            grads.clone(),
-            lambda,
-            TAU_DIFFUSION_PASSES,
-        );
-        self.lap(3);
         let step = self.adam_parameters(it + 1);
-        let (sites, state) = adam_step(self.sites.clone(), grads, tau, self.state.clone(), &step);
+        let (sites, state) = diffuse_and_step(
+            self.sites.clone(),
+            &self.candidates,
+            grads,
+            self.state.clone(),
+            &step,
+            (lambda, TAU_DIFFUSION_PASSES),
+        );
         self.sites = sites;
         self.state = state;
-        self.lap(4);
+        self.lap(3);
 
         if let Some(removal) = removal {
             let count = self.schedule.prunes_at(it, self.active_estimate);
@@ -292,11 +285,11 @@ impl Trainer {
                 self.prune(removal, count);
             }
         }
-        self.lap(5);
+        self.lap(4);
         self.iteration += 1;
         let log_every = self.options.log_every.max(1);
         let psnr = (it.is_multiple_of(log_every) || self.iteration == iters).then(|| self.psnr());
-        self.lap(6);
+        self.lap(5);
         psnr
     }
 

@@ -1,12 +1,13 @@
 //! The phases of a training iteration that are more than one op: candidate propagation, the
 //! gradient pass, Adam's step sizes, host-side densification and pruning.
 
-use burn::tensor::{Tensor, TensorData};
+use burn::tensor::Tensor;
 use burn_sad_kernels::sad::{ADAM_STATE, AdamStep, StatisticsKind};
 
 use super::Trainer;
 use crate::sad::fit::densify::{split_candidates, split_sites};
 use crate::sad::fit::ops::{prune_sites, removal_deltas, site_statistics, squared_error_gradients};
+use crate::sad::sites::upload_contiguous;
 use crate::sad::{Candidates, HilbertOrder, PropagationOptions, SiteTable, render};
 use crate::ssim::{SsimOptions, fused_ssim};
 
@@ -119,8 +120,9 @@ impl Trainer {
             self.allocated,
         );
         self.sites = table.to_tensor(self.schedule.capacity, &device);
-        self.state = Tensor::from_data(
-            TensorData::new(state.concat(), [self.schedule.capacity, ADAM_STATE]),
+        self.state = upload_contiguous(
+            state.concat(),
+            [self.schedule.capacity, ADAM_STATE],
             &device,
         );
         // The reference counts the planned splits even where a parent had too few candidates.
