@@ -315,8 +315,9 @@ fn diffusion_and_adam_in_one_op_equal_the_two_host_references() {
         .map(|r| r.try_into().unwrap())
         .collect();
     let raw: Vec<f32> = host_grads.iter().map(|row| row[2]).collect();
-    // Four passes (the trainer's), one (the last pass only, in the step) and none (a copy).
-    for passes in [4, 1, 0] {
+    // Four passes (the trainer's), two (the list's first reader is the step), one (a pass of its
+    // own, then a copy in the step) and none (the log τ column itself).
+    for passes in [4, 2, 1, 0] {
         let (got_sites, got_state) = diffuse_and_step(
             table.to_tensor(capacity, &device),
             &candidates,

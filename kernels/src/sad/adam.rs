@@ -2,7 +2,7 @@
 
 use cubecl::prelude::*;
 
-use super::tau_diffusion::{TauNeighbours, jacobi_update};
+use super::tau_diffusion::{TauNeighbours, jacobi_from_list};
 use super::{COLOR, DIRECTION, LOG_ANISO, LOG_TAU, POSITION, RADIUS, SITE_PARAMS};
 
 /// f32 values of optimiser state per site, in this order: position m (2) and v (1, shared by
@@ -70,9 +70,9 @@ pub const ADAM_CUBE: usize = 64;
 /// The log τ gradient is not column 2 of `grads` but the last Jacobi pass of tau diffusion
 /// (see [`tau_diffusion_kernel()`](super::tau_diffusion_kernel)), run here per site on the
 /// values `tau` holds as `neighbours` places them, with column 2 of `grads` as the raw values
-/// and `candidates` as the graph; with `neighbours.lambda` = 0 the pass is a copy, and `tau`
-/// (stride 1, offset 0) is the diffused gradient itself. Folding the last pass in saves a launch
-/// per iteration.
+/// and the neighbour `list` an earlier pass wrote. With `neighbours.lambda` = 0 the pass is a
+/// copy (`list` is not read): `tau` is then the log τ gradient itself. Folding the last pass in
+/// saves a launch per iteration.
 ///
 /// Position and direction use one second moment for both components; the direction gradient is
 /// first projected onto the tangent of the unit circle and the stepped direction renormalised.
@@ -91,7 +91,7 @@ pub fn adam_kernel(
     sites: &Tensor<f32>,
     grads: &Tensor<f32>,
     tau: &Tensor<f32>,
-    candidates: &Tensor<i32>,
+    list: &Tensor<i32>,
     state: &Tensor<f32>,
     out_sites: &mut Tensor<f32>,
     out_state: &mut Tensor<f32>,
@@ -128,15 +128,11 @@ pub fn adam_kernel(
         let b1 = step.beta1;
         let b2 = step.beta2;
         let gs = step.grad_scale;
-        // Before the position moves: the pass reads the home cell of the current position.
-        let tau_grad = jacobi_update(
-            sites,
-            candidates,
+        let tau_grad = jacobi_from_list(
+            list,
             tau,
             &neighbours,
             first + unit,
-            values[p + POSITION],
-            values[p + POSITION + 1],
             raw[p + LOG_TAU],
             site_count,
         ) * gs;

@@ -4,7 +4,7 @@
 use cubecl::prelude::*;
 
 use super::score::is_live;
-use super::{K, POSITION, SITE_PARAMS};
+use super::{EMPTY, K, POSITION, SITE_PARAMS};
 
 /// One Jacobi pass: `out[i] = (raw[i] + λ Σ_j input[j]) / (1 + λ·n)` over the n distinct live
 /// sites j ≠ i listed in the candidate cell nearest to site i (its position / downscale,
@@ -13,51 +13,52 @@ use super::{K, POSITION, SITE_PARAMS};
 /// `raw[i]` is read at `i·raw_stride + raw_offset` and `input[i]` at `i·input_stride +
 /// input_offset`, so both can be a column of the `[capacity, 10]` gradients.
 ///
+/// The neighbours do not change between the passes of one step, so the first pass
+/// (`build_list`) finds them from `candidates` and writes them to `list` (`[K, capacity]`: site
+/// i's k-th neighbour at `k·capacity + i`, so that a plane's stores and loads are coalesced; in
+/// candidate order, [`EMPTY`] after the last), and later passes read them from there: two
+/// dependent loads per neighbour instead of five (position, cell, candidate, liveness, value).
+///
 /// Launch with one unit per site, 1D.
 #[cube(launch)]
 #[allow(clippy::too_many_arguments)]
 pub fn tau_diffusion_kernel(
     sites: &Tensor<f32>,
     candidates: &Tensor<i32>,
+    list: &mut Tensor<i32>,
     raw: &Tensor<f32>,
     raw_stride: usize,
     raw_offset: usize,
     input: &Tensor<f32>,
-    input_stride: usize,
-    input_offset: usize,
     output: &mut Tensor<f32>,
-    cand_w: usize,
-    cand_h: usize,
-    inv_downscale: f32,
+    neighbours: TauNeighbours,
     site_count: usize,
-    lambda: f32,
+    #[comptime] build_list: bool,
 ) {
     let site = ABSOLUTE_POS;
     if site < site_count {
         let base = site * SITE_PARAMS;
         let px = sites[base + POSITION];
         if px < 0.0 {
-            output[site] = input[site * input_stride + input_offset];
+            output[site] = input[site * neighbours.input_stride + neighbours.input_offset];
         } else {
-            let neighbours = TauNeighbours {
-                input_stride,
-                input_offset,
-                cand_w,
-                cand_h,
-                inv_downscale,
-                lambda,
-            };
-            output[site] = jacobi_update(
-                sites,
-                candidates,
-                input,
-                &neighbours,
-                site,
-                px,
-                sites[base + POSITION + 1],
-                raw[site * raw_stride + raw_offset],
-                site_count,
-            );
+            let own = raw[site * raw_stride + raw_offset];
+            if comptime![build_list] {
+                output[site] = jacobi_update(
+                    sites,
+                    candidates,
+                    list,
+                    input,
+                    &neighbours,
+                    site,
+                    px,
+                    sites[base + POSITION + 1],
+                    own,
+                    site_count,
+                );
+            } else {
+                output[site] = jacobi_from_list(&*list, input, &neighbours, site, own, site_count);
+            }
         }
     }
 }
@@ -82,12 +83,14 @@ pub struct TauNeighbours {
 
 /// The Jacobi update of live `site` at (`px`, `py`) with raw value `own`: `(own + λ Σ_j
 /// input_j) / (1 + λ·n)` over the n distinct live sites j ≠ `site` of its home cell; `input`'s
-/// own value where λ ≤ 0.
+/// own value where λ ≤ 0. The neighbours also go to column `site` of `list` (`[K, site_count]`),
+/// for [`jacobi_from_list`].
 #[cube]
 #[allow(clippy::too_many_arguments)]
 pub fn jacobi_update(
     sites: &Tensor<f32>,
     candidates: &Tensor<i32>,
+    list: &mut Tensor<i32>,
     input: &Tensor<f32>,
     neighbours: &TauNeighbours,
     site: usize,
@@ -104,7 +107,7 @@ pub fn jacobi_update(
         let cy = home_index(py * neighbours.inv_downscale, neighbours.cand_h);
         let cell = cy * neighbours.cand_w + cx;
         let mut sum = 0.0f32;
-        let mut count = 0.0f32;
+        let mut count = 0usize;
         #[unroll]
         for k in 0..K {
             let id = candidates[cell * K + k];
@@ -116,6 +119,40 @@ pub fn jacobi_update(
                 }
             }
             if fresh {
+                sum += input[id as usize * stride + offset];
+                list[count * site_count + site] = id;
+                count += 1;
+            }
+        }
+        for k in count..K {
+            list[k * site_count + site] = EMPTY;
+        }
+        value = (own + neighbours.lambda * sum) / (1.0 + neighbours.lambda * f32::cast_from(count));
+    }
+    value
+}
+
+/// [`jacobi_update`] of live `site` over the neighbours a first pass wrote to column `site` of
+/// `list` (`[K, site_count]`), in the same order (so the sum is the same, bit for bit).
+#[cube]
+pub fn jacobi_from_list(
+    list: &Tensor<i32>,
+    input: &Tensor<f32>,
+    neighbours: &TauNeighbours,
+    site: usize,
+    own: f32,
+    site_count: usize,
+) -> f32 {
+    let stride = neighbours.input_stride;
+    let offset = neighbours.input_offset;
+    let mut value = input[site * stride + offset];
+    if neighbours.lambda > 0.0 {
+        let mut sum = 0.0f32;
+        let mut count = 0.0f32;
+        #[unroll]
+        for k in 0..K {
+            let id = list[k * site_count + site];
+            if id != EMPTY {
                 sum += input[id as usize * stride + offset];
                 count += 1.0;
             }

@@ -103,6 +103,10 @@ fn empty_f32(like: &CubeTensor, shape: Shape) -> CubeTensor {
     empty_device_contiguous_dtype(like.client.clone(), like.device.clone(), shape, DType::F32)
 }
 
+fn empty_i32(like: &CubeTensor, shape: Shape) -> CubeTensor {
+    empty_device_contiguous_dtype(like.client.clone(), like.device.clone(), shape, DType::I32)
+}
+
 fn empty_ids(sites: &CubeTensor, geometry: RenderGeometry) -> CubeTensor {
     CubeBackend::int_full(
         Shape::new([geometry.cells(), K]),

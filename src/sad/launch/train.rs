@@ -1,16 +1,16 @@
 //! Launches of the training-step kernels: per-site statistics, tau diffusion, Adam.
 
 use burn::backend::cubecl::dtype_to_storage_type;
-use burn::tensor::{DType, Shape};
-use burn_cubecl::{
-    kernel::into_contiguous, ops::numeric::empty_device_contiguous_dtype, tensor::CubeTensor,
-};
+use burn::tensor::Shape;
+use burn_cubecl::{kernel::into_contiguous, tensor::CubeTensor};
 use burn_sad_kernels::sad::{
-    ADAM_CUBE, ADAM_STATE, AdamStep, AdamStepLaunch, LOG_TAU, SITE_PARAMS, StatisticsKind,
+    ADAM_CUBE, ADAM_STATE, AdamStep, AdamStepLaunch, K, LOG_TAU, SITE_PARAMS, StatisticsKind,
     TauNeighbours, TauNeighboursLaunch, adam_kernel, site_statistics_kernel, tau_diffusion_kernel,
 };
 
-use super::{capacity, empty_f32, ids, image_grid, native_shared_atomics, site_grid, zeros_f32};
+use super::{
+    capacity, empty_f32, empty_i32, ids, image_grid, native_shared_atomics, site_grid, zeros_f32,
+};
 use crate::sad::RenderGeometry;
 use cubecl::{CubeCount, CubeDim};
 
@@ -55,22 +55,35 @@ pub(super) fn tau_diffusion(
     lambda: f32,
     passes: u32,
 ) -> CubeTensor {
-    let sites = into_contiguous(sites);
-    let candidates = ids(candidates);
-    let grads = into_contiguous(grads);
-    let count_sites = capacity(&sites);
-    let (count, dim) = site_grid(count_sites);
-    // The first pass reads the log τ column of the gradients; zero passes is one pass with
-    // λ = 0, which copies that column out.
+    // Zero passes is one pass with λ = 0, which copies the log τ column out.
     let (passes, lambda) = if passes == 0 {
         (1, 0.0)
     } else {
         (passes, lambda)
     };
+    diffuse(sites, candidates, grads, geometry, lambda, passes).0
+}
+
+/// `passes` (≥ 1) Jacobi passes: the last pass's values and the neighbour list the first one
+/// wrote (`[K, capacity]`, see `tau_diffusion_kernel`).
+fn diffuse(
+    sites: CubeTensor,
+    candidates: CubeTensor,
+    grads: CubeTensor,
+    geometry: RenderGeometry,
+    lambda: f32,
+    passes: u32,
+) -> (CubeTensor, CubeTensor) {
+    let sites = into_contiguous(sites);
+    let candidates = ids(candidates);
+    let grads = into_contiguous(grads);
+    let count_sites = capacity(&sites);
+    let (count, dim) = site_grid(count_sites);
+    let list = empty_i32(&sites, Shape::new([K, count_sites]));
+    // The first pass reads the log τ column of the gradients.
     let mut current = grads.clone();
-    let mut stride = SITE_PARAMS;
-    let mut offset = LOG_TAU;
-    for _ in 0..passes {
+    let (mut stride, mut offset) = (SITE_PARAMS, LOG_TAU);
+    for pass in 0..passes {
         let next = empty_f32(&sites, Shape::new([count_sites]));
         tau_diffusion_kernel::launch(
             &sites.client,
@@ -78,23 +91,47 @@ pub(super) fn tau_diffusion(
             dim,
             sites.clone().into_tensor_arg(),
             candidates.clone().into_tensor_arg(),
+            list.clone().into_tensor_arg(),
             grads.clone().into_tensor_arg(),
             SITE_PARAMS,
             LOG_TAU,
             current.into_tensor_arg(),
-            stride,
-            offset,
             next.clone().into_tensor_arg(),
-            geometry.cand_w(),
-            geometry.cand_h(),
-            1.0 / geometry.downscale.max(1) as f32,
+            neighbours_launch(tau_neighbours(geometry, stride, offset, lambda)),
             count_sites,
-            lambda,
+            pass == 0,
         );
         current = next;
         (stride, offset) = (1, 0);
     }
-    current
+    (current, list)
+}
+
+fn tau_neighbours(
+    geometry: RenderGeometry,
+    input_stride: usize,
+    input_offset: usize,
+    lambda: f32,
+) -> TauNeighbours {
+    TauNeighbours {
+        input_stride,
+        input_offset,
+        cand_w: geometry.cand_w(),
+        cand_h: geometry.cand_h(),
+        inv_downscale: 1.0 / geometry.downscale.max(1) as f32,
+        lambda,
+    }
+}
+
+fn neighbours_launch(neighbours: TauNeighbours) -> TauNeighboursLaunch {
+    TauNeighboursLaunch::new(
+        neighbours.input_stride,
+        neighbours.input_offset,
+        neighbours.cand_w,
+        neighbours.cand_h,
+        neighbours.inv_downscale,
+        neighbours.lambda,
+    )
 }
 
 pub(super) fn adam_step(
@@ -104,13 +141,8 @@ pub(super) fn adam_step(
     state: CubeTensor,
     step: AdamStep,
 ) -> (CubeTensor, CubeTensor) {
-    // No diffusion pass (λ = 0): the kernel reads `tau_grads` as they are and no candidates.
-    let unused = empty_device_contiguous_dtype(
-        sites.client.clone(),
-        sites.device.clone(),
-        Shape::new([1]),
-        DType::I32,
-    );
+    // λ = 0: the kernel reads `tau_grads` as they are, and no neighbour list.
+    let unused = empty_i32(&sites, Shape::new([1]));
     let copy = TauNeighbours {
         input_stride: 1,
         input_offset: 0,
@@ -123,7 +155,8 @@ pub(super) fn adam_step(
 }
 
 /// Tau diffusion and the Adam step that uses it, with the last Jacobi pass run inside the
-/// Adam kernel (one launch fewer per iteration than [`tau_diffusion`] then [`adam_step`]).
+/// Adam kernel over the neighbour list the first pass wrote (one launch fewer per iteration
+/// than [`tau_diffusion`] then [`adam_step`]).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn diffuse_and_step(
     sites: CubeTensor,
@@ -135,43 +168,54 @@ pub(super) fn diffuse_and_step(
     lambda: f32,
     passes: u32,
 ) -> (CubeTensor, CubeTensor) {
-    let candidates = ids(candidates);
     let grads = into_contiguous(grads);
-    // Zero passes is one pass with λ = 0, which copies the log τ column.
-    let (passes, lambda) = if passes == 0 {
-        (1, 0.0)
-    } else {
-        (passes, lambda)
-    };
-    let (input, input_stride, input_offset) = if passes > 1 {
-        let before = tau_diffusion(
-            sites.clone(),
-            candidates.clone(),
-            grads.clone(),
-            geometry,
-            lambda,
-            passes - 1,
-        );
-        (before, 1, 0)
-    } else {
-        (grads.clone(), SITE_PARAMS, LOG_TAU)
-    };
-    let last = TauNeighbours {
-        input_stride,
-        input_offset,
-        cand_w: geometry.cand_w(),
-        cand_h: geometry.cand_h(),
-        inv_downscale: 1.0 / geometry.downscale.max(1) as f32,
-        lambda,
-    };
-    launch_adam(sites, grads, input, candidates, state, step, last)
+    match passes {
+        // No diffusion: the log τ column as it is.
+        0 => {
+            let list = empty_i32(&sites, Shape::new([1]));
+            let copy = tau_neighbours(geometry, SITE_PARAMS, LOG_TAU, 0.0);
+            launch_adam(sites, grads.clone(), grads, list, state, step, copy)
+        }
+        // One pass: it has to find the neighbours, so it runs on its own.
+        1 => {
+            let (tau, list) = diffuse(
+                sites.clone(),
+                candidates,
+                grads.clone(),
+                geometry,
+                lambda,
+                1,
+            );
+            launch_adam(
+                sites,
+                grads,
+                tau,
+                list,
+                state,
+                step,
+                tau_neighbours(geometry, 1, 0, 0.0),
+            )
+        }
+        _ => {
+            let (before, list) = diffuse(
+                sites.clone(),
+                candidates,
+                grads.clone(),
+                geometry,
+                lambda,
+                passes - 1,
+            );
+            let last = tau_neighbours(geometry, 1, 0, lambda);
+            launch_adam(sites, grads, before, list, state, step, last)
+        }
+    }
 }
 
 fn launch_adam(
     sites: CubeTensor,
     grads: CubeTensor,
     tau: CubeTensor,
-    candidates: CubeTensor,
+    list: CubeTensor,
     state: CubeTensor,
     step: AdamStep,
     neighbours: TauNeighbours,
@@ -192,7 +236,7 @@ fn launch_adam(
         sites.clone().into_tensor_arg(),
         grads.into_tensor_arg(),
         tau.into_tensor_arg(),
-        candidates.into_tensor_arg(),
+        list.into_tensor_arg(),
         state.into_tensor_arg(),
         out_sites.clone().into_tensor_arg(),
         out_state.clone().into_tensor_arg(),
@@ -212,14 +256,7 @@ fn launch_adam(
             step.max_x,
             step.max_y,
         ),
-        TauNeighboursLaunch::new(
-            neighbours.input_stride,
-            neighbours.input_offset,
-            neighbours.cand_w,
-            neighbours.cand_h,
-            neighbours.inv_downscale,
-            neighbours.lambda,
-        ),
+        neighbours_launch(neighbours),
         sites_count,
     );
     (out_sites, out_state)
