@@ -354,6 +354,35 @@ fn messages_say_it_once_and_right() {
 }
 
 #[test]
+fn a_budget_the_schedule_cannot_reach_is_a_warning() {
+    let dir = std::env::temp_dir().join(format!("sad-short-{}", std::process::id()));
+    let out = Command::new(env!("CARGO_BIN_EXE_sad"))
+        .args([
+            "fit",
+            &format!("{DATA}/sad/astro64.png"),
+            "--iters",
+            "60",
+            "--sites",
+            "300",
+        ])
+        .args(["--target-bpp", "2", "--out-dir", dir.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr
+            .contains("warning: no densify and prune rates make this schedule end at the 64 sites"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("it ends at 300 (9.4 bpp), as the run ends at iteration 60, before pruning starts at 100"),
+        "{stderr}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn fit_help_states_every_default_and_it_is_the_shipped_one() {
     let out = sad(&["fit", "--help"]);
     assert!(out.status.success());

@@ -351,7 +351,7 @@ fn diffusion_and_adam_in_one_op_equal_the_two_host_references() {
 fn budget_solver_reproduces_the_reference_numbers_for_kodak() {
     // Spec §5.5: 768×512, shipped config (128 000 sites, capacity 128 000, 4000 iterations).
     let config = TrainingConfig::default();
-    let schedule = Schedule::new(&config, config.default_sites);
+    let schedule = Schedule::new(&config, config.default_sites, 768, 512);
     for (bpp, sites, prune, final_sites) in [
         (0.2, 614, 0.071644, 614),
         (0.5, 1536, 0.059653, 1535),

@@ -107,6 +107,29 @@ pub fn fit_command(args: FitArgs, device: &Device, description: &str) -> Result<
              near {reachable:.1} bpp; --max-sites {} (and --sites) raise the cap",
             budget.target_sites, schedule.capacity, budget.target_sites
         );
+    } else if let Some(budget) = trainer.budget()
+        && !budget.reaches_target()
+    {
+        let reached =
+            burn_sad::sad::fit::bits_per_pixel(budget.final_sites, target.width, target.height);
+        let window = if schedule.prune_start >= iters {
+            format!(
+                "the run ends at iteration {iters}, before pruning starts at {}",
+                schedule.prune_start
+            )
+        } else {
+            format!(
+                "pruning runs from iteration {} to {}",
+                schedule.prune_start,
+                schedule.prune_end.min(iters)
+            )
+        };
+        eprintln!(
+            "warning: no densify and prune rates make this schedule end at the {} sites the \
+             budget asks for: it ends at {} ({reached:.1} bpp), as {window} (--iters, \
+             --prune-start, --prune-end)",
+            budget.target_sites, budget.final_sites
+        );
     }
     let bar = ProgressBar::new(iters as u64);
     bar.set_style(

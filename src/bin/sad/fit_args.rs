@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use anyhow::{Result, bail};
-use burn_sad::sad::fit::TrainingConfig;
+use burn_sad::sad::fit::{DEFAULT_LOG_EVERY, TrainingConfig};
 use clap::Args;
 
 /// `sad fit` options. Every key of `training_config.json` can be overridden with the reference
@@ -35,8 +35,8 @@ pub struct FitArgs {
     /// Shifts the initial R2 sequence and the random candidate lists (0: the reference's).
     #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
     pub seed: u64,
-    /// Iterations between PSNR measurements (each waits for the device).
-    #[arg(long, default_value_t = 100, allow_negative_numbers = true)]
+    /// Iterations between PSNR measurements (each waits for the device), as the reference's.
+    #[arg(long, default_value_t = DEFAULT_LOG_EVERY, allow_negative_numbers = true)]
     pub log_freq: usize,
     /// Global learning-rate multiplier.
     #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]

@@ -50,12 +50,19 @@ pub struct Schedule {
 }
 
 impl Schedule {
-    /// The schedule `config` describes for a run that starts with `initial_sites` sites.
-    pub fn new(config: &TrainingConfig, initial_sites: usize) -> Self {
+    /// The schedule `config` describes for a run on a `width`×`height` image that starts with
+    /// `initial_sites` sites. The capacity is `default_max_sites`, or, where that is 0, as the
+    /// reference sizes it: min(2·W·H, max(8·initial, 8192)); never below `initial_sites`.
+    pub fn new(config: &TrainingConfig, initial_sites: usize, width: usize, height: usize) -> Self {
+        let max_sites = if config.default_max_sites > 0 {
+            config.default_max_sites
+        } else {
+            (2 * width * height).min((8 * initial_sites).max(8192))
+        };
         Self {
             iters: config.default_iters,
             initial_sites,
-            capacity: initial_sites.max(config.default_max_sites),
+            capacity: initial_sites.max(max_sites),
             densify_start: config.densify_start,
             densify_end: config.densify_end,
             densify_freq: config.densify_freq.max(1),
@@ -176,6 +183,15 @@ pub struct BudgetSolution {
     pub prune_rate: f32,
 }
 
+impl BudgetSolution {
+    /// Whether the solved schedule ends at the budget's site count, within 1 % (at least 2
+    /// sites): a schedule too short to prune, or a capacity below the target, does not.
+    pub fn reaches_target(&self) -> bool {
+        let tolerance = (self.target_sites / 100).max(2);
+        self.final_sites.abs_diff(self.target_sites) <= tolerance
+    }
+}
+
 /// Finds the multiplier s of the base rates (densify `min(0.95, base_d·s)`, prune
 /// `min(0.95, base_p·s)`) whose schedule ends closest to the sites `bpp` allows: 81 samples of
 /// s ∈ [0, min(0.95 / max base, 50)], then 20 rounds of local search, as the reference does.
@@ -255,6 +271,23 @@ pub fn solve_target_bpp(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn capacity_is_the_configured_one_or_the_reference_rule() {
+        let mut config = TrainingConfig::default();
+        config.default_max_sites = 5000;
+        assert_eq!(Schedule::new(&config, 300, 64, 64).capacity, 5000);
+        assert_eq!(
+            Schedule::new(&config, 9000, 64, 64).capacity,
+            9000,
+            "never below initial"
+        );
+        config.default_max_sites = 0;
+        // min(2·W·H, max(8·initial, 8192)).
+        assert_eq!(Schedule::new(&config, 300, 64, 64).capacity, 8192);
+        assert_eq!(Schedule::new(&config, 300, 40, 40).capacity, 3200);
+        assert_eq!(Schedule::new(&config, 2000, 512, 512).capacity, 16_000);
+    }
 
     fn schedule(iters: usize, initial: usize, capacity: usize, rates: (f32, f32)) -> Schedule {
         Schedule {

@@ -28,7 +28,7 @@ pub use ops::{
     adam_step, diffuse_and_step, prune_sites, site_statistics, squared_error_gradients,
     tau_diffusion,
 };
-pub use options::{FitOptions, FitProgress, FitResult, PhaseTimes};
+pub use options::{DEFAULT_LOG_EVERY, FitOptions, FitProgress, FitResult, PhaseTimes};
 pub use target::TargetImage;
 pub use trainer::{Trainer, fit};
 pub use validate::KERNEL_MAX_SIDE;

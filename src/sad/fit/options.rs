@@ -30,6 +30,9 @@ pub struct FitOptions {
     pub fixed_rates: bool,
 }
 
+/// Iterations between PSNR measurements by default, as the reference's `--log-freq`.
+pub const DEFAULT_LOG_EVERY: usize = 1000;
+
 impl FitOptions {
     /// The reference's defaults for `config`: gradient-weighted initialisation with
     /// `DEFAULT_SITES` sites, learning-rate scale 1, no SSIM term.
@@ -43,7 +46,7 @@ impl FitOptions {
             lr_scale: 1.0,
             ssim_weight: 0.0,
             seed: 0,
-            log_every: 1000,
+            log_every: DEFAULT_LOG_EVERY,
             fixed_rates: false,
         }
     }

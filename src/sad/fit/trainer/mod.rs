@@ -70,13 +70,7 @@ impl Trainer {
             Initialisation::GradientWeighted { .. } => initial,
             _ => table.active(),
         };
-        let max_sites = if config.default_max_sites > 0 {
-            config.default_max_sites
-        } else {
-            (2 * width * height).min((8 * initial).max(8192))
-        };
-        let mut schedule = Schedule::new(config, initial);
-        schedule.capacity = initial.max(max_sites);
+        let mut schedule = Schedule::new(config, initial, width, height);
         let budget = (!options.fixed_rates && config.default_target_bpp > 0.0)
             .then(|| solve_target_bpp(config.default_target_bpp, width, height, &schedule));
         if let Some(solution) = budget {
