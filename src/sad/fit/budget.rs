@@ -274,8 +274,10 @@ mod tests {
 
     #[test]
     fn capacity_is_the_configured_one_or_the_reference_rule() {
-        let mut config = TrainingConfig::default();
-        config.default_max_sites = 5000;
+        let mut config = TrainingConfig {
+            default_max_sites: 5000,
+            ..TrainingConfig::default()
+        };
         assert_eq!(Schedule::new(&config, 300, 64, 64).capacity, 5000);
         assert_eq!(
             Schedule::new(&config, 9000, 64, 64).capacity,
