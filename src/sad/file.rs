@@ -13,6 +13,8 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
+use burn_sad_kernels::sad::{POSITION, RADIUS, SITE_PARAMS};
+
 use super::SiteTable;
 use super::error::SitesFileError;
 
@@ -36,7 +38,7 @@ const COLUMN_NAMES: [&str; 10] = [
 /// Largest magnitude accepted per file column: e^80 is near f32's limit, so larger log τ or
 /// log anisotropy overflow the score to infinity and the blend to NaN; a position, radius or
 /// direction beyond 10⁹ overflows squared distances the same way. Colours are clamped on output.
-const COLUMN_LIMITS: [f32; 10] = [
+const COLUMN_LIMITS: [f32; SITE_PARAMS] = [
     1e9,
     1e9,
     f32::MAX,
@@ -87,7 +89,7 @@ fn trim_fraction(number: &str) -> &str {
 /// The file text for `table`: header, then one line per active site. The `Image size` line is
 /// left out when the table has no size (it came from a file without one).
 pub fn sites_to_string(table: &SiteTable) -> String {
-    let active: Vec<&[f32; 10]> = table.sites.iter().filter(|s| s[0] >= 0.0).collect();
+    let active: Vec<&[f32; SITE_PARAMS]> = table.sites.iter().filter(|s| s[POSITION] >= 0.0).collect();
     let mut text = String::with_capacity(110 * active.len() + 200);
     text.push_str(HEADER);
     text.push('\n');
@@ -97,7 +99,7 @@ pub fn sites_to_string(table: &SiteTable) -> String {
     }
     let _ = writeln!(text, "# Total sites: {}", active.len());
     for site in active {
-        let mut columns = [0f32; 10];
+        let mut columns = [0f32; SITE_PARAMS];
         for (memory, &file) in FILE_COLUMN.iter().enumerate() {
             columns[file] = site[memory];
         }
@@ -186,12 +188,12 @@ pub fn parse_sites(text: &str) -> Result<SiteTable, SitesFileError> {
                 COLUMN_NAMES[column], columns[column], COLUMN_LIMITS[column]
             )));
         }
-        let mut site = [0f32; 10];
+        let mut site = [0f32; SITE_PARAMS];
         for (memory, &file) in FILE_COLUMN.iter().enumerate() {
             site[memory] = columns[file];
         }
-        if site[3] < 0.0 {
-            return Err(bad(format!("negative radius {}", site[3])));
+        if site[RADIUS] < 0.0 {
+            return Err(bad(format!("negative radius {}", site[RADIUS])));
         }
         sites.push(site);
     }
@@ -209,7 +211,7 @@ pub fn parse_sites(text: &str) -> Result<SiteTable, SitesFileError> {
     if sites.is_empty() {
         return Err(SitesFileError::NoSites);
     }
-    if sites.iter().all(|site| site[0] < 0.0) {
+    if sites.iter().all(|site| site[POSITION] < 0.0) {
         return Err(SitesFileError::NoActiveSites(sites.len()));
     }
     let (width, height) = size.unwrap_or((0, 0));

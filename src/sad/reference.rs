@@ -3,7 +3,7 @@
 //! kernels with them, and backends that cannot run CubeCL kernels use them directly.
 
 use burn::tensor::{Bool, Int, Tensor, TensorData};
-use burn_sad_kernels::sad::{K, SITE_PARAMS};
+use burn_sad_kernels::sad::{DIRECTION, K, LOG_ANISO, LOG_TAU, POSITION, RADIUS, SITE_PARAMS};
 
 use super::RenderGeometry;
 use super::sites::INACTIVE_SITE;
@@ -77,23 +77,23 @@ pub fn render_reference(
 /// The score s of `site` at point (`qx`, `qy`) (see the kernels' module docs), with e^a floored
 /// at 1e-8 before it is inverted.
 pub fn site_score(site: &[f32; SITE_PARAMS], qx: f32, qy: f32, inv_scale_sq: f32) -> f32 {
-    let (dx, dy) = (qx - site[0], qy - site[1]);
+    let (dx, dy) = (qx - site[POSITION], qy - site[POSITION + 1]);
     let diff2 = dx * dx + dy * dy;
-    let proj = site[7] * dx + site[8] * dy;
+    let proj = site[DIRECTION] * dx + site[DIRECTION + 1] * dy;
     let proj2 = proj * proj;
     let perp2 = (diff2 - proj2).max(0.0);
-    let stretch = site[9].exp();
+    let stretch = site[LOG_ANISO].exp();
     let d2 = ((stretch * proj2 + perp2 / stretch.max(1e-8)) * inv_scale_sq).max(1e-8);
-    d2.sqrt() - site[3] * inv_scale_sq.sqrt()
+    d2.sqrt() - site[RADIUS] * inv_scale_sq.sqrt()
 }
 
 /// The ranking key of `site` at cell point (`qx`, `qy`), as the kernels compute it; `None` for an
 /// inactive site or a non-finite key.
 pub fn ranking_key(site: &[f32; SITE_PARAMS], qx: f32, qy: f32, inv_scale_sq: f32) -> Option<f32> {
-    if site[0] < 0.0 {
+    if site[POSITION] < 0.0 {
         return None;
     }
-    let key = site[2].exp().max(1e-4) * site_score(site, qx, qy, inv_scale_sq);
+    let key = site[LOG_TAU].exp().max(1e-4) * site_score(site, qx, qy, inv_scale_sq);
     key.is_finite().then_some(key)
 }
 
@@ -110,8 +110,8 @@ pub fn blend_at(
         .iter()
         .filter_map(|&id| {
             let site = sites.get(usize::try_from(id).ok()?)?;
-            (site[0] >= 0.0).then(|| {
-                let z = -site[2].exp() * site_score(site, x as f32, y as f32, inv_scale_sq);
+            (site[POSITION] >= 0.0).then(|| {
+                let z = -site[LOG_TAU].exp() * site_score(site, x as f32, y as f32, inv_scale_sq);
                 (id as usize, z)
             })
         })
@@ -208,11 +208,19 @@ pub fn f16_to_f32(half: u16) -> f32 {
 /// `site` as candidate ranking sees it: the ranking inputs (position, log τ, radius, direction,
 /// log anisotropy) rounded to f16, as the packed copy holds them; the colour is not packed.
 pub fn ranking_view(site: &[f32; SITE_PARAMS]) -> [f32; SITE_PARAMS] {
-    if site[0] < 0.0 {
+    if site[POSITION] < 0.0 {
         return INACTIVE_SITE;
     }
     let mut view = *site;
-    for column in [0, 1, 2, 3, 7, 8, 9] {
+    for column in [
+        POSITION,
+        POSITION + 1,
+        LOG_TAU,
+        RADIUS,
+        DIRECTION,
+        DIRECTION + 1,
+        LOG_ANISO,
+    ] {
         view[column] = f16_to_f32(f16_bits(site[column]));
     }
     view
@@ -226,12 +234,12 @@ pub fn pack_sites_reference(sites: &[[f32; SITE_PARAMS]]) -> Vec<u32> {
     sites
         .iter()
         .flat_map(|s| {
-            if s[0] >= 0.0 {
+            if s[POSITION] >= 0.0 {
                 [
-                    pair(s[0], s[1]),
-                    pair(s[2], s[3]),
-                    pair(s[7], s[8]),
-                    pair(s[9], 0.0),
+                    pair(s[POSITION], s[POSITION + 1]),
+                    pair(s[LOG_TAU], s[RADIUS]),
+                    pair(s[DIRECTION], s[DIRECTION + 1]),
+                    pair(s[LOG_ANISO], 0.0),
                 ]
             } else {
                 [pair(-1.0, -1.0), 0, 0, 0]

@@ -2,7 +2,7 @@
 
 use burn::module::{Module, Param};
 use burn::tensor::{Bool, Device, Tensor, TensorData};
-use burn_sad_kernels::sad::SITE_PARAMS;
+use burn_sad_kernels::sad::{POSITION, RADIUS, SITE_PARAMS};
 
 /// Sites on the host, in the kernels' parameter order (position x, y, log τ, radius, colour
 /// r, g, b, direction x, y, log anisotropy), with the image size they were fitted at.
@@ -22,7 +22,7 @@ pub const INACTIVE_SITE: [f32; SITE_PARAMS] = [-1.0, -1.0, 0.0, 0.0, 0.0, 0.0, 0
 impl SiteTable {
     /// Active sites.
     pub fn active(&self) -> usize {
-        self.sites.iter().filter(|s| s[0] >= 0.0).count()
+        self.sites.iter().filter(|s| s[POSITION] >= 0.0).count()
     }
 
     /// The sites as a `[capacity, 10]` tensor; slots past the table's sites are inactive.
@@ -84,11 +84,11 @@ impl SiteTable {
             .iter()
             .map(|site| {
                 let mut site = *site;
-                if site[0] >= 0.0 {
-                    site[0] *= sx;
-                    site[1] *= sy;
+                if site[POSITION] >= 0.0 {
+                    site[POSITION] *= sx;
+                    site[POSITION + 1] *= sy;
                     if scale_radius {
-                        site[3] *= sr;
+                        site[RADIUS] *= sr;
                     }
                 }
                 site

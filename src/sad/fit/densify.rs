@@ -1,7 +1,9 @@
 //! Densify (split the sites that explain the most error) and prune (drop the sites whose
 //! removal costs least), on the host between kernel steps.
 
-use burn_sad_kernels::sad::{ADAM_STATE, DENSIFY_STATS, SITE_PARAMS};
+use burn_sad_kernels::sad::{
+    ADAM_STATE, DENSIFY_STATS, DIRECTION, LOG_ANISO, LOG_TAU, POSITION, RADIUS, SITE_PARAMS,
+};
 
 use super::TargetImage;
 
@@ -59,7 +61,7 @@ pub fn split_candidates(
         .enumerate()
         .filter_map(|(id, (site, stat))| {
             let (mass, energy) = (stat[0], stat[1]);
-            let eligible = site[0] >= 0.0 && mass > MIN_MASS && energy.is_finite();
+            let eligible = site[POSITION] >= 0.0 && mass > MIN_MASS && energy.is_finite();
             // Negated so that the smallest key is the largest score.
             eligible.then(|| (-(energy.max(0.0) / mass.max(1e-8).powf(alpha)), id))
         })
@@ -82,17 +84,20 @@ pub fn split_sites(
     for (j, &id) in parents.iter().enumerate() {
         let parent = sites[id];
         let child_slot = allocated + j;
-        if parent[0] < 0.0 || child_slot == id || child_slot >= sites.len() {
+        if parent[POSITION] < 0.0 || child_slot == id || child_slot >= sites.len() {
             continue;
         }
         let stat = &stats[id * DENSIFY_STATS..(id + 1) * DENSIFY_STATS];
         let weight = stat[2];
-        let mut axis = [parent[7], parent[8]];
-        let mut center = [parent[0], parent[1]];
-        let mut log_aniso = parent[9] * 0.8;
+        let mut axis = [parent[DIRECTION], parent[DIRECTION + 1]];
+        let mut center = [parent[POSITION], parent[POSITION + 1]];
+        let mut log_aniso = parent[LOG_ANISO] * 0.8;
         if weight > 1e-3 {
             let (mx, my) = (stat[3] / weight, stat[4] / weight);
-            center = [0.4 * parent[0] + 0.6 * mx, 0.4 * parent[1] + 0.6 * my];
+            center = [
+                0.4 * parent[POSITION] + 0.6 * mx,
+                0.4 * parent[POSITION + 1] + 0.6 * my,
+            ];
             let exx = (stat[5] / weight - mx * mx).max(1e-4);
             let exy = stat[6] / weight - mx * my;
             let eyy = (stat[7] / weight - my * my).max(1e-4);
@@ -106,8 +111,8 @@ pub fn split_sites(
             let minor = (half_trace - disc).max(1e-4);
             log_aniso = (-0.5 * (major / minor).ln()).clamp(-2.0, 2.0);
         } else {
-            let ix = (parent[0] as i64).clamp(0, target.width as i64 - 1) as usize;
-            let iy = (parent[1] as i64).clamp(0, target.height as i64 - 1) as usize;
+            let ix = (parent[POSITION] as i64).clamp(0, target.width as i64 - 1) as usize;
+            let iy = (parent[POSITION + 1] as i64).clamp(0, target.height as i64 - 1) as usize;
             let [gx, gy] = target.sobel(ix, iy);
             let g2 = gx * gx + gy * gy;
             if g2 > 1e-8 {
@@ -121,14 +126,14 @@ pub fn split_sites(
             let y = (center[1] + sign * offset * axis[1]).clamp(0.0, max_y);
             let rgb = target.rgb(x as usize, y as usize);
             let mut site = parent;
-            site[0] = x;
-            site[1] = y;
-            site[2] = parent[2] - 0.25;
-            site[3] = parent[3] * 0.85;
+            site[POSITION] = x;
+            site[POSITION + 1] = y;
+            site[LOG_TAU] = parent[LOG_TAU] - 0.25;
+            site[RADIUS] = parent[RADIUS] * 0.85;
             site[4..7].copy_from_slice(&rgb);
-            site[7] = axis[0];
-            site[8] = axis[1];
-            site[9] = log_aniso;
+            site[DIRECTION] = axis[0];
+            site[DIRECTION + 1] = axis[1];
+            site[LOG_ANISO] = log_aniso;
             site
         };
         sites[id] = child(1.0);

@@ -1,7 +1,7 @@
 //! Where the sites start: gradient-weighted R2 placement, one site per pixel, or a sites file.
 
 use burn::tensor::{Device, Int, Tensor, TensorData};
-use burn_sad_kernels::sad::{K, SITE_PARAMS};
+use burn_sad_kernels::sad::{K, LOG_TAU, POSITION, RADIUS, SITE_PARAMS};
 
 use super::TargetImage;
 use crate::sad::{Candidates, INACTIVE_SITE, RenderGeometry, SiteTable};
@@ -76,9 +76,9 @@ impl Initialisation {
                     .iter()
                     .map(|s| {
                         let mut s = *s;
-                        if s[0] >= 0.0 {
-                            s[0] *= sx;
-                            s[1] *= sy;
+                        if s[POSITION] >= 0.0 {
+                            s[POSITION] *= sx;
+                            s[POSITION + 1] *= sy;
                         }
                         s
                     })
@@ -128,8 +128,8 @@ fn gradient_weighted(
                 }
             }
             let mut failed = INACTIVE_SITE;
-            failed[2] = shape.log_tau;
-            failed[3] = shape.radius;
+            failed[LOG_TAU] = shape.log_tau;
+            failed[RADIUS] = shape.radius;
             failed[4..7].fill(0.5);
             failed
         })

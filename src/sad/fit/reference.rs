@@ -2,8 +2,9 @@
 //! kernels with them, and backends that cannot run CubeCL kernels train with them.
 
 use burn_sad_kernels::sad::{
-    ADAM_STATE, AdamStep, DENSIFY_STATS, K, M_COLOR, M_DIRECTION, M_LOG_ANISO, M_LOG_TAU,
-    M_POSITION, M_RADIUS, SITE_PARAMS, StatisticsKind, V_POSITION,
+    ADAM_STATE, AdamStep, DENSIFY_STATS, DIRECTION, K, LOG_ANISO, LOG_TAU, M_COLOR, M_DIRECTION,
+    M_LOG_ANISO, M_LOG_TAU, M_POSITION, M_RADIUS, POSITION, RADIUS, SITE_PARAMS, StatisticsKind,
+    V_POSITION,
 };
 
 use super::TargetImage;
@@ -101,11 +102,11 @@ pub fn tau_diffusion_reference(
         .iter()
         .enumerate()
         .map(|(i, site)| {
-            if site[0] < 0.0 {
+            if site[POSITION] < 0.0 {
                 return Vec::new();
             }
-            let cell = home(site[1], geometry.cand_h()) * geometry.cand_w()
-                + home(site[0], geometry.cand_w());
+            let cell = home(site[POSITION + 1], geometry.cand_h()) * geometry.cand_w()
+                + home(site[POSITION], geometry.cand_w());
             let mut list: Vec<usize> = Vec::with_capacity(K);
             for &id in &ids[cell * K..cell * K + K] {
                 let Ok(j) = usize::try_from(id) else { continue };
@@ -122,7 +123,7 @@ pub fn tau_diffusion_reference(
             .iter()
             .enumerate()
             .map(|(i, site)| {
-                if site[0] < 0.0 || lambda <= 0.0 {
+                if site[POSITION] < 0.0 || lambda <= 0.0 {
                     return current[i];
                 }
                 let sum: f32 = neighbours[i].iter().map(|&j| current[j]).sum();
@@ -146,7 +147,7 @@ pub fn adam_step_reference(
         value - lr * m * step.correction1 / ((v * step.correction2).sqrt() + step.eps)
     };
     for (i, (site, state)) in sites.iter_mut().zip(state.iter_mut()).enumerate() {
-        if site[0] < 0.0 {
+        if site[POSITION] < 0.0 {
             continue;
         }
         let g: Vec<f32> = grads[i].iter().map(|g| g * step.grad_scale).collect();
@@ -157,14 +158,28 @@ pub fn adam_step_reference(
             update(value, state[m], state[v], lr)
         };
         let tau_grad = tau_grads[i] * step.grad_scale;
-        site[2] = scalar(site[2], tau_grad, M_LOG_TAU, M_LOG_TAU + 1, step.lr_log_tau);
-        site[3] = scalar(site[3], g[3], M_RADIUS, M_RADIUS + 1, step.lr_radius).clamp(1.0, 512.0);
+        site[LOG_TAU] = scalar(
+            site[LOG_TAU],
+            tau_grad,
+            M_LOG_TAU,
+            M_LOG_TAU + 1,
+            step.lr_log_tau,
+        );
+        site[RADIUS] = scalar(
+            site[RADIUS],
+            g[RADIUS],
+            M_RADIUS,
+            M_RADIUS + 1,
+            step.lr_radius,
+        )
+        .clamp(1.0, 512.0);
         for c in 0..3 {
             let (m, v) = (M_COLOR + c, M_COLOR + 3 + c);
             site[4 + c] = scalar(site[4 + c], g[4 + c], m, v, step.lr_color).clamp(0.0, 1.0);
         }
         let (m, v) = (M_LOG_ANISO, M_LOG_ANISO + 1);
-        site[9] = scalar(site[9], g[9], m, v, step.lr_log_aniso).clamp(-4.0, 4.0);
+        site[LOG_ANISO] =
+            scalar(site[LOG_ANISO], g[LOG_ANISO], m, v, step.lr_log_aniso).clamp(-4.0, 4.0);
 
         let mut pair = |value: [f32; 2], grad: [f32; 2], moment: usize, lr: f32| {
             for a in 0..2 {
@@ -176,19 +191,19 @@ pub fn adam_step_reference(
         };
         debug_assert_eq!(V_POSITION, M_POSITION + 2);
         let [x, y] = pair(
-            [site[0], site[1]],
-            [g[0], g[1]],
+            [site[POSITION], site[POSITION + 1]],
+            [g[POSITION], g[POSITION + 1]],
             M_POSITION,
             step.lr_position,
         );
-        site[0] = x.clamp(0.0, step.max_x);
-        site[1] = y.clamp(0.0, step.max_y);
-        let (ux, uy) = (site[7], site[8]);
-        let radial = g[7] * ux + g[8] * uy;
-        let tangent = [g[7] - ux * radial, g[8] - uy * radial];
+        site[POSITION] = x.clamp(0.0, step.max_x);
+        site[POSITION + 1] = y.clamp(0.0, step.max_y);
+        let (ux, uy) = (site[DIRECTION], site[DIRECTION + 1]);
+        let radial = g[DIRECTION] * ux + g[DIRECTION + 1] * uy;
+        let tangent = [g[DIRECTION] - ux * radial, g[DIRECTION + 1] - uy * radial];
         let [nx, ny] = pair([ux, uy], tangent, M_DIRECTION, step.lr_direction);
         let norm2 = nx * nx + ny * ny;
-        [site[7], site[8]] = if norm2 < 1e-12 {
+        [site[DIRECTION], site[DIRECTION + 1]] = if norm2 < 1e-12 {
             [1.0, 0.0]
         } else {
             let inv = 1.0 / norm2.sqrt();

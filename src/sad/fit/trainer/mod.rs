@@ -5,7 +5,7 @@ mod phases;
 use std::time::Instant;
 
 use burn::tensor::{Device, Tensor};
-use burn_sad_kernels::sad::{ADAM_STATE, StatisticsKind};
+use burn_sad_kernels::sad::{ADAM_STATE, POSITION, StatisticsKind};
 
 use super::budget::{BudgetSolution, Schedule, bits_per_pixel, solve_target_bpp};
 use super::init::{InitialShape, Initialisation, per_pixel_candidates};
@@ -326,7 +326,7 @@ impl Trainer {
         .into_scalar::<f32>() as f64;
         let (width, height) = (self.geometry.width, self.geometry.height);
         let mut sites = SiteTable::from_tensor(self.sites.clone(), width, height);
-        sites.sites.retain(|s| s[0] >= 0.0);
+        sites.sites.retain(|s| s[POSITION] >= 0.0);
         FitResult {
             bits_per_pixel: bits_per_pixel(sites.sites.len(), width, height),
             sites,
