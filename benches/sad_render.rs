@@ -145,7 +145,7 @@ fn main() {
         });
         let candidates = candidates.expect("built");
         let forward = time_ms(&device, args.iters, || {
-            drop(render(sites.clone(), &candidates, [side, side]));
+            drop(render(sites.clone(), &candidates));
         });
         let ad = device.clone().autodiff();
         let tracked = Tensor::<2>::from_data(sites.to_data(), &ad);
@@ -154,7 +154,7 @@ fn main() {
             Candidates::from_ids(Tensor::from_data(candidates.ids().to_data(), &ad), geometry);
         let backward = time_ms(&device, args.iters, || {
             let param = tracked.clone().require_grad();
-            let image = render(param.clone(), &ad_candidates, [side, side]);
+            let image = render(param.clone(), &ad_candidates);
             let grads = (image * upstream.clone()).sum().backward();
             drop(param.grad(&grads).expect("gradient"));
         });

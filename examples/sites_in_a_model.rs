@@ -53,7 +53,7 @@ fn main() -> anyhow::Result<()> {
                 PropagationOptions::default(),
             );
         }
-        let image = render(sites.packed(), &candidates, [height, width]).unsqueeze::<4>();
+        let image = render(sites.packed(), &candidates).unsqueeze::<4>();
         let l2 = (image.clone() - target.clone()).powf_scalar(2.0).mean();
         let ssim = fused_ssim(image.clone(), target.clone(), SsimOptions::default());
         let loss = l2.mul_scalar(1.0 - SSIM_WEIGHT)

@@ -54,9 +54,7 @@ fn check_against_reference(table: &SiteTable, candidates: &Candidates, what: &st
         Distribution::Uniform(-1.0, 1.0),
         &device,
     );
-    let size = [table.height, table.width];
-    let (fused_image, fused_grad) =
-        image_and_grad(|s| render(s, candidates, size), &sites, &upstream);
+    let (fused_image, fused_grad) = image_and_grad(|s| render(s, candidates), &sites, &upstream);
     let ids = candidates.ids();
     let (ref_image, ref_grad) = image_and_grad(
         |s| {
@@ -132,7 +130,7 @@ fn gradients_match_finite_differences() {
     let upstream = common::random([3, 17, 21], 41, &device)
         .mul_scalar(2.0)
         .sub_scalar(1.0);
-    let (_, grad) = image_and_grad(|s| render(s, &candidates, [17, 21]), &sites, &upstream);
+    let (_, grad) = image_and_grad(|s| render(s, &candidates), &sites, &upstream);
     let base = values(sites.clone());
     let weights: Vec<f64> = values(upstream.clone())
         .into_iter()
@@ -141,7 +139,7 @@ fn gradients_match_finite_differences() {
     // Σ upstream·image summed in f64 on the host, so rounding stays far below the differences.
     let loss = |v: &[f32]| -> f64 {
         let s = Tensor::<2>::from_data(TensorData::new(v.to_vec(), [40, 10]), &device);
-        let image = values(render(s, &candidates, [17, 21]));
+        let image = values(render(s, &candidates));
         image
             .iter()
             .zip(&weights)
@@ -411,11 +409,7 @@ fn bad_render_inputs_are_rejected() {
     let sites = table.to_tensor(10, &device);
     let candidates = exact(&table, &device);
     assert!(matches!(
-        try_render(sites.clone(), &candidates, [10, 13]),
-        Err(SadError::CandidatesShape { .. })
-    ));
-    assert!(matches!(
-        try_render(sites.clone().narrow(1, 0, 9), &candidates, [10, 12]),
+        try_render(sites.clone().narrow(1, 0, 9), &candidates),
         Err(SadError::SitesShape(_))
     ));
     let no_size = SiteTable {
@@ -427,7 +421,7 @@ fn bad_render_inputs_are_rejected() {
         render_sites(&no_size, &RenderOnlyOptions::default(), &device).unwrap_err(),
         SadError::NoSize
     );
-    assert!(try_render(sites, &candidates, [10, 12]).is_ok());
+    assert!(try_render(sites, &candidates).is_ok());
 }
 
 #[test]
@@ -461,7 +455,7 @@ fn sites_module_trains_with_a_stock_burn_optimizer() {
     let mut first = None;
     let mut last = 0.0;
     for _ in 0..15 {
-        let image = render(sites.packed(), &candidates, [128, 128]);
+        let image = render(sites.packed(), &candidates);
         let loss = (image - target.clone()).powf_scalar(2.0).mean();
         last = values(loss.clone())[0];
         first.get_or_insert(last);
@@ -491,7 +485,7 @@ fn non_square_render_covers_every_pixel() {
         };
         let sites = table.to_tensor(1, &device);
         let candidates = exact(&table, &device);
-        let image = values(render(sites, &candidates, [height, width]));
+        let image = values(render(sites, &candidates));
         let plane = width * height;
         let black: Vec<(usize, usize)> = (0..plane)
             .filter(|&i| {

@@ -89,7 +89,8 @@ fn trim_fraction(number: &str) -> &str {
 /// The file text for `table`: header, then one line per active site. The `Image size` line is
 /// left out when the table has no size (it came from a file without one).
 pub fn sites_to_string(table: &SiteTable) -> String {
-    let active: Vec<&[f32; SITE_PARAMS]> = table.sites.iter().filter(|s| s[POSITION] >= 0.0).collect();
+    let active: Vec<&[f32; SITE_PARAMS]> =
+        table.sites.iter().filter(|s| s[POSITION] >= 0.0).collect();
     let mut text = String::with_capacity(110 * active.len() + 200);
     text.push_str(HEADER);
     text.push('\n');

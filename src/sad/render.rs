@@ -7,7 +7,7 @@ use super::{Candidates, RenderGeometry, SadError, render_reference};
 use crate::ssim::uses_fused_kernels;
 
 /// Renders `[3, height, width]` RGB (not clamped) from `[capacity, 10]` sites and their
-/// candidate lists.
+/// candidate lists, at the size the lists were built for (`candidates.geometry()`).
 ///
 /// Differentiable with respect to `sites` (all 10 parameters): on CubeCL devices the backward is
 /// a hand-written kernel that accumulates per tile before its global atomic adds; elsewhere
@@ -15,21 +15,14 @@ use crate::ssim::uses_fused_kernels;
 ///
 /// # Panics
 /// With the message of the [`SadError`] that [`try_render`] would return.
-pub fn render(sites: Tensor<2>, candidates: &Candidates, size: [usize; 2]) -> Tensor<3> {
-    try_render(sites, candidates, size).unwrap_or_else(|error| panic!("{error}"))
+pub fn render(sites: Tensor<2>, candidates: &Candidates) -> Tensor<3> {
+    try_render(sites, candidates).unwrap_or_else(|error| panic!("{error}"))
 }
 
 /// [`render`] that returns a typed error instead of panicking on bad input.
-pub fn try_render(
-    sites: Tensor<2>,
-    candidates: &Candidates,
-    [height, width]: [usize; 2],
-) -> Result<Tensor<3>, SadError> {
-    let geometry = RenderGeometry {
-        width,
-        height,
-        downscale: candidates.geometry().downscale,
-    };
+pub fn try_render(sites: Tensor<2>, candidates: &Candidates) -> Result<Tensor<3>, SadError> {
+    let geometry = candidates.geometry();
+    let (width, height) = (geometry.width, geometry.height);
     let dims = sites.dims();
     if dims[1] != SITE_PARAMS || sites.dtype() != DType::F32 {
         return Err(SadError::SitesShape(dims.to_vec()));
@@ -41,7 +34,7 @@ pub fn try_render(
         return Err(SadError::BadSize { width, height });
     }
     let ids = candidates.ids();
-    if ids.dims() != [geometry.cells(), K] || candidates.geometry() != geometry {
+    if ids.dims() != [geometry.cells(), K] {
         return Err(SadError::CandidatesShape {
             expected: geometry.cells(),
             got: ids.dims().to_vec(),

@@ -149,7 +149,7 @@ pub fn render_sites_with_progress(
         options.propagation,
         &mut |_| Ok(()),
     )?;
-    drop(render(sites.clone(), &warm, [height, width]));
+    drop(render(sites.clone(), &warm));
     sync()?;
     let warm_up_ms = start.elapsed().as_secs_f64() * 1e3;
     let start = Instant::now();
@@ -166,9 +166,9 @@ pub fn render_sites_with_progress(
     // A render is short next to a device round trip: time several and take the mean.
     let start = Instant::now();
     for _ in 1..RENDER_REPEATS {
-        drop(render(sites.clone(), &candidates, [height, width]));
+        drop(render(sites.clone(), &candidates));
     }
-    let image = render(sites, &candidates, [height, width]);
+    let image = render(sites, &candidates);
     sync()?;
     let render_ms = start.elapsed().as_secs_f64() * 1e3 / RENDER_REPEATS as f64;
     report(total)?;

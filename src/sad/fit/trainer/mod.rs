@@ -212,7 +212,6 @@ impl Trainer {
         render(
             self.sites.clone(),
             self.pending.as_ref().unwrap_or(&self.candidates),
-            [self.geometry.height, self.geometry.width],
         )
     }
 

@@ -47,7 +47,7 @@ impl Trainer {
             removal.then(|| removal_deltas(&self.sites, &self.candidates, &self.target_tensor));
         let tracked = self.sites.clone().autodiff().require_grad();
         let size = [self.geometry.height, self.geometry.width];
-        let image = render(tracked.clone(), &self.candidates, size);
+        let image = render(tracked.clone(), &self.candidates);
         let error = image.clone() - self.target_tensor.clone();
         let mut loss = (error.clone() * error).sum();
         let ssim = fused_ssim(
