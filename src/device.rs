@@ -184,6 +184,22 @@ pub fn select_device(choice: DeviceChoice) -> Result<(Device, String), String> {
     )
 }
 
+/// Whether `device` keeps its buffers in host memory, so that what it allocates comes out of
+/// the same RAM as the host's: Flex, CubeCL's CPU runtime, a wgpu or Vulkan CPU adapter (a
+/// device with no physical card behind it, as CubeCL identifies it). Opens the device.
+pub fn memory_on_host(device: &Device) -> bool {
+    #[cfg(feature = "cube")]
+    let on_host = device
+        .identity()
+        .is_none_or(|identity| identity.physical.is_none());
+    #[cfg(not(feature = "cube"))]
+    let on_host = {
+        let _ = device;
+        true
+    };
+    on_host
+}
+
 /// Whether a tiny tensor survives a round trip to `device`. Initialisation failures panic inside
 /// the runtimes, so the probe catches them and keeps their messages off the terminal.
 fn probe(device: &Device) -> bool {
@@ -198,4 +214,20 @@ fn probe(device: &Device) -> bool {
     .unwrap_or(false);
     std::panic::set_hook(hook);
     works
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memory_on_host_agrees_with_what_the_device_is() {
+        let (device, description) = select_device(DeviceChoice::Auto).expect("a device");
+        // Every CPU device this crate selects says so in its label; every GPU does not.
+        assert_eq!(
+            memory_on_host(&device),
+            description.contains("CPU"),
+            "{description}"
+        );
+    }
 }

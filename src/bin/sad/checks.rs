@@ -21,12 +21,6 @@ pub const FIT_HOST_BYTES_PER_PIXEL: u64 = 48;
 /// gradients of the optional SSIM term.
 pub const FIT_DEVICE_BYTES_PER_PIXEL: u64 = 160;
 
-/// Whether the device `select_device` described keeps its buffers in host memory (a wgpu CPU
-/// adapter, CubeCL's CPU runtime, Flex): every such label names the CPU.
-pub fn device_on_host(description: &str) -> bool {
-    description.contains("CPU")
-}
-
 /// The memory the system can still give this process (`MemAvailable` of `/proc/meminfo`), where
 /// the system says.
 fn available_host_memory() -> Option<u64> {

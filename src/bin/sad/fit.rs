@@ -4,6 +4,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use burn::tensor::Device;
+use burn_sad::device::memory_on_host;
 use burn_sad::image::{check_writable_dir, encode_png, load_rgb_within, write_all_atomically};
 use burn_sad::sad::fit::{FitOptions, FitProgress, Initialisation, TargetImage, Trainer};
 use burn_sad::sad::sites_to_string;
@@ -51,7 +52,7 @@ pub fn fit_command(args: FitArgs, device: &Device, description: &str) -> Result<
             u64::from(width) * u64::from(height),
             checks::FIT_HOST_BYTES_PER_PIXEL,
             checks::FIT_DEVICE_BYTES_PER_PIXEL,
-            checks::device_on_host(description),
+            memory_on_host(device),
         )?;
     }
     let image = load_rgb_within(&args.image, max_side, device).map_err(|error| match error {

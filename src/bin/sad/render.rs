@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Result, bail};
 use burn::tensor::Device;
+use burn_sad::device::memory_on_host;
 use burn_sad::image::{load_rgb, save_png};
 use burn_sad::sad::{
     MAX_PASSES, RenderOnlyOptions, SiteTable, SitesFileError, psnr, read_sites,
@@ -54,7 +55,7 @@ pub fn render_command(args: RenderArgs, device: &Device, description: &str) -> R
         ..RenderOnlyOptions::default()
     };
     eprintln!("device: {description}");
-    let device_on_host = checks::device_on_host(description);
+    let device_on_host = memory_on_host(device);
     render(
         &args.sites,
         &args.out,

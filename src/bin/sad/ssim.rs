@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use burn::tensor::Device;
+use burn_sad::device::memory_on_host;
 use burn_sad::image::load_rgb;
 use burn_sad::ssim::{MsSsimOptions, Padding, SsimOptions, try_fused_ssim, try_ms_ssim};
 use clap::Args;
@@ -48,7 +49,7 @@ pub fn ssim_command(args: SsimArgs, device: &Device, description: &str) -> Resul
             u64::from(width) * u64::from(height),
             checks::SSIM_HOST_BYTES_PER_PIXEL,
             checks::SSIM_DEVICE_BYTES_PER_PIXEL,
-            checks::device_on_host(description),
+            memory_on_host(device),
         )?;
     }
     let img1 = load_rgb(&a, device)?;
