@@ -68,7 +68,7 @@ pub const ADAM_CUBE: usize = 64;
 /// `out_state`. Inactive sites (position x < 0) are copied unchanged.
 ///
 /// The log τ gradient is not column 2 of `grads` but the last Jacobi pass of tau diffusion
-/// (see [`tau_diffusion_kernel()`](super::tau_diffusion_kernel)), run here per site on the
+/// (see [`tau_diffusion_kernel()`](crate::sad::tau_diffusion_kernel())), run here per site on the
 /// values `tau` holds as `neighbours` places them, with column 2 of `grads` as the raw values
 /// and the neighbour `list` an earlier pass wrote. With `neighbours.lambda` = 0 the pass is a
 /// copy (`list` is not read): `tau` is then the log τ gradient itself. Folding the last pass in
