@@ -2,7 +2,7 @@
 
 use cubecl::prelude::*;
 
-use super::score::{is_live, site_score};
+use super::score::{Score, is_live, site_score};
 use super::{COLOR, K, LOG_TAU, SITE_PARAMS};
 
 /// The blend weights of one pixel.
@@ -52,7 +52,7 @@ pub fn blend_weights<F: Float>(
         weights[k] = F::new(0.0);
         if ok {
             let site = id as usize;
-            let z = slot_logit::<F>(sites, site, qx, qy, inv_scale_sq, guard_stretch);
+            let z = slot_score::<F>(sites, site, qx, qy, inv_scale_sq, guard_stretch).logit;
             ids[k] = site;
             weights[k] = z;
             if !any || z > max {
@@ -89,20 +89,33 @@ pub fn blend_weights<F: Float>(
     }
 }
 
-/// The logit z = −τ·s of a live `site` at point (`qx`, `qy`); `guard_stretch` as in
-/// [`site_score`].
+/// A live site's score at one point, with τ and the logit z = −τ·s it gives there.
+#[derive(CubeType)]
+pub struct SlotScore<F: Float> {
+    /// τ = e^{log τ}.
+    pub tau: F,
+    /// The score s and its parts.
+    pub score: Score<F>,
+    /// z = −τ·s.
+    pub logit: F,
+}
+
+/// [`SlotScore`] of a live `site` at point (`qx`, `qy`); `guard_stretch` as in [`site_score`].
+/// The one place a slot's logit is formed, so a weight formed again (see [`slot_weight`]) is the
+/// blend's, bit for bit.
 #[cube]
-pub fn slot_logit<F: Float>(
+pub fn slot_score<F: Float>(
     sites: &Tensor<F>,
     site: usize,
     qx: F,
     qy: F,
     inv_scale_sq: F,
     #[comptime] guard_stretch: bool,
-) -> F {
+) -> SlotScore<F> {
     let tau = F::exp(sites[site * SITE_PARAMS + LOG_TAU]);
     let score = site_score::<F>(sites, site, qx, qy, inv_scale_sq, guard_stretch);
-    -tau * score.value
+    let logit = -tau * score.value;
+    SlotScore::<F> { tau, score, logit }
 }
 
 /// The weight of a live slot of logit `z` in `blend`, formed exactly as [`blend_weights`] forms

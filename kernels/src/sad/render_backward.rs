@@ -3,9 +3,9 @@
 
 use cubecl::prelude::*;
 
-use super::blend::{blend_weights, blended_channel, slot_weight};
+use super::blend::{blend_weights, blended_channel, slot_score, slot_weight};
 use super::render::cell_of_pixel;
-use super::score::{is_live, site_score};
+use super::score::is_live;
 use super::statistics::{removal_delta, slot_share};
 use super::tile_hash::{TileHash, accumulate, accumulate_plane, flush};
 use super::{COLOR, DIRECTION, K, LOG_ANISO, LOG_TAU, POSITION, RADIUS, SITE_PARAMS};
@@ -40,12 +40,13 @@ impl BackwardOutputs {
 /// delta.
 ///
 /// Every pixel computes its forward blend (the softmax's maximum and normaliser), then, slot by
-/// slot in a runtime loop, scores the slot's site again and adds its contribution to the site. Contributions are first summed per tile in a
-/// shared-memory hash table keyed by site id (neighbouring pixels share most of their
-/// candidates), and each occupied entry is flushed with one global atomic add per column (see
-/// `TileHash`). With `plane_sums`, runs of neighbouring lanes that hold the same site in a slot
-/// are summed with plane shuffles first (see `accumulate_plane`). Every unit reaches every
-/// barrier and every plane operation: pixels outside the image only contribute nothing.
+/// slot in a runtime loop, scores the slot's site again and adds its contribution to the site.
+/// Contributions are first summed per tile in a shared-memory hash table keyed by site id
+/// (neighbouring pixels share most of their candidates), and each occupied entry is flushed
+/// with one global atomic add per column (see `TileHash`). With `plane_sums`, runs of
+/// neighbouring lanes that hold the same site in a slot are summed with plane shuffles first
+/// (see `accumulate_plane`). Every unit reaches every barrier and every plane operation: pixels
+/// outside the image only contribute nothing.
 ///
 /// Launch with `(TILE, TILE)` cubes over the image.
 #[cube(launch)]
@@ -129,9 +130,9 @@ pub fn render_backward_kernel<F: Float>(
         }
         if live {
             let base = site * SITE_PARAMS;
-            let tau = F::exp(sites[base + LOG_TAU]);
-            let score = site_score::<F>(sites, site, qx, qy, inv_scale_sq, true);
-            let w = slot_weight::<F>(&blend, -tau * score.value);
+            let slot = slot_score::<F>(sites, site, qx, qy, inv_scale_sq, true);
+            let (tau, score) = (slot.tau, slot.score);
+            let w = slot_weight::<F>(&blend, slot.logit);
             // ∂L/∂z_k = Σ_c g_c · w_k · (c_k − ĉ).
             let mut gz = F::new(0.0);
             #[unroll]

@@ -127,7 +127,7 @@ pub fn jacobi_update(
         for k in count..K {
             list[k * site_count + site] = EMPTY;
         }
-        value = (own + neighbours.lambda * sum) / (1.0 + neighbours.lambda * f32::cast_from(count));
+        value = screened(own, sum, f32::cast_from(count), neighbours.lambda);
     }
     value
 }
@@ -157,9 +157,17 @@ pub fn jacobi_from_list(
                 count += 1.0;
             }
         }
-        value = (own + neighbours.lambda * sum) / (1.0 + neighbours.lambda * count);
+        value = screened(own, sum, count, neighbours.lambda);
     }
     value
+}
+
+/// The Jacobi update `(own + λ·sum) / (1 + λ·n)` of a site with n neighbours whose values add
+/// up to `sum`: one expression for [`jacobi_update`] and [`jacobi_from_list`], so their results
+/// agree bit for bit.
+#[cube]
+fn screened(own: f32, sum: f32, neighbours: f32, lambda: f32) -> f32 {
+    (own + lambda * sum) / (1.0 + lambda * neighbours)
 }
 
 /// `coordinate` rounded to the nearest cell index in `[0, cells)`.

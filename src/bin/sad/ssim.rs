@@ -42,6 +42,7 @@ pub fn ssim_command(args: SsimArgs, device: &Device, description: &str) -> Resul
         sigma,
         ms,
     } = args;
+    let on_host = memory_on_host(device);
     for path in [&a, &b] {
         let (width, height) = ::image::image_dimensions(path).unwrap_or((0, 0));
         checks::check_memory(
@@ -49,7 +50,7 @@ pub fn ssim_command(args: SsimArgs, device: &Device, description: &str) -> Resul
             u64::from(width) * u64::from(height),
             checks::SSIM_HOST_BYTES_PER_PIXEL,
             checks::SSIM_DEVICE_BYTES_PER_PIXEL,
-            memory_on_host(device),
+            on_host,
         )?;
     }
     let img1 = load_rgb(&a, device)?;

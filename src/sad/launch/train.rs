@@ -141,17 +141,29 @@ pub(super) fn adam_step(
     state: CubeTensor,
     step: AdamStep,
 ) -> (CubeTensor, CubeTensor) {
-    // λ = 0: the kernel reads `tau_grads` as they are, and no neighbour list.
+    adam_with_tau(sites, grads, tau_grads, (1, 0), state, step)
+}
+
+/// The Adam step with its log τ gradient read as it is from `tau` (site i's at
+/// `i·stride + offset`): the kernel's last Jacobi pass at λ = 0, which reads no neighbour list.
+fn adam_with_tau(
+    sites: CubeTensor,
+    grads: CubeTensor,
+    tau: CubeTensor,
+    (input_stride, input_offset): (usize, usize),
+    state: CubeTensor,
+    step: AdamStep,
+) -> (CubeTensor, CubeTensor) {
     let unused = empty_i32(&sites, Shape::new([1]));
     let copy = TauNeighbours {
-        input_stride: 1,
-        input_offset: 0,
+        input_stride,
+        input_offset,
         cand_w: 1,
         cand_h: 1,
         inv_downscale: 1.0,
         lambda: 0.0,
     };
-    launch_adam(sites, grads, tau_grads, unused, state, step, copy)
+    launch_adam(sites, grads, tau, unused, state, step, copy)
 }
 
 /// Tau diffusion and the Adam step that uses it, with the last Jacobi pass run inside the
@@ -171,14 +183,17 @@ pub(super) fn diffuse_and_step(
     let grads = into_contiguous(grads);
     match passes {
         // No diffusion: the log τ column as it is.
-        0 => {
-            let list = empty_i32(&sites, Shape::new([1]));
-            let copy = tau_neighbours(geometry, SITE_PARAMS, LOG_TAU, 0.0);
-            launch_adam(sites, grads.clone(), grads, list, state, step, copy)
-        }
+        0 => adam_with_tau(
+            sites,
+            grads.clone(),
+            grads,
+            (SITE_PARAMS, LOG_TAU),
+            state,
+            step,
+        ),
         // One pass: it has to find the neighbours, so it runs on its own.
         1 => {
-            let (tau, list) = diffuse(
+            let (tau, _) = diffuse(
                 sites.clone(),
                 candidates,
                 grads.clone(),
@@ -186,15 +201,7 @@ pub(super) fn diffuse_and_step(
                 lambda,
                 1,
             );
-            launch_adam(
-                sites,
-                grads,
-                tau,
-                list,
-                state,
-                step,
-                tau_neighbours(geometry, 1, 0, 0.0),
-            )
+            adam_with_tau(sites, grads, tau, (1, 0), state, step)
         }
         _ => {
             let (before, list) = diffuse(
