@@ -17,5 +17,10 @@ pub mod device;
 mod fusion_op;
 pub mod image;
 pub mod kernel_cache;
+#[cfg(feature = "cube")]
+mod launch;
 pub mod sad;
 pub mod ssim;
+
+#[cfg(feature = "cube")]
+pub use launch::CHECKED_KERNELS_ENV;

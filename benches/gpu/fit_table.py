@@ -112,9 +112,9 @@ def render_reference(args, sites, photo):
     }
 
 
-def render_ours(args, sites, photo, out):
+def render_ours(args, sites, photo, out, env=None):
     text, _ = run([args.sad, "--device", "cuda", "render", str(sites), "-o", str(out),
-                   "--target", str(photo)])
+                   "--target", str(photo)], env=env)
     return {
         "build": number(r"Candidate build: ([\d.]+) ms", text),
         "render": number(r"Render: ([\d.]+) ms", text),
@@ -180,22 +180,43 @@ def main():
     print(f"\nprofile, astronaut 16 bpp (synchronised per phase, loop {prof['loop']:.2f} s):"
           f"{phases}", flush=True)
 
-    # The backward's plane sums, on and off.
-    print("\n| backward accumulation | " + " | ".join(f"{n} {b} bpp loop s" for n, b in AB_RUNS)
-          + " |")
-    print("|---|" + "---|" * len(AB_RUNS), flush=True)
-    for label, env in (("lane by lane (BURN_SAD_PLANE_SUMS=0)", {"BURN_SAD_PLANE_SUMS": "0"}),
-                       ("plane sums (default on CUDA)", {"BURN_SAD_PLANE_SUMS": "1"})):
-        times = []
+    # Start-up: the wall time of a one-iteration fit, both programs, warm caches.
+    for name in ("chelsea", "astronaut"):
+        if name not in photos:
+            continue
+        ref_walls, our_walls = [], []
+        for _ in range(3):
+            ref_walls.append(run([args.reference, str(photos[name]), "--iters", "1", "--out-dir",
+                                  str(args.work / "start-ref")], cwd=args.reference_root,
+                                 env=dict(os.environ, CUDA_MODULE_LOADING="EAGER"))[1])
+            our_walls.append(run([args.sad, "--device", "cuda", "fit", str(photos[name]),
+                                  "--iters", "1", "--out-dir", str(args.work / "start-ours")])[1])
+        print(f"\nstart-up, {name}, 1 iteration, wall s (3 runs): reference "
+              f"{' '.join(f'{w:.2f}' for w in ref_walls)}; ours "
+              f"{' '.join(f'{w:.2f}' for w in our_walls)}", flush=True)
+
+    # Launch modes, each measured on fits and renders of the same command.
+    print("\n| variant | " + " | ".join(f"{n} {b} bpp loop s" for n, b in AB_RUNS)
+          + " | " + " | ".join(f"{n} {b} bpp build ms" for n, b in AB_RUNS) + " |")
+    print("|---|" + "---|" * (2 * len(AB_RUNS)), flush=True)
+    for label, env in AB_VARIANTS:
+        run_env = dict(os.environ, **env)
+        fits, builds = [], []
         for name, bpp in AB_RUNS:
-            if name not in photos:
-                continue
-            run_env = dict(os.environ, **env)
-            times.append(fit_ours(args, photos[name], bpp, args.work / "ab", env=run_env)["loop"])
-        print(f"| {label} | " + " | ".join(f"{t:.2f}" for t in times) + " |", flush=True)
+            fits.append(fit_ours(args, photos[name], bpp, args.work / "ab", env=run_env)["loop"])
+            sites = args.work / f"ref-{name}-{bpp}" / f"{photos[name].stem}_sites.txt"
+            builds.append(render_ours(args, sites, photos[name], args.work / "ab.png",
+                                      env=run_env)["build"])
+        print(f"| {label} | " + " | ".join(f"{t:.2f}" for t in fits) + " | "
+              + " | ".join(f"{t:.3f}" for t in builds) + " |", flush=True)
 
 
-AB_RUNS = (("astronaut", 16), ("motorcycle-4k", 1))
+AB_RUNS = (("chelsea", 16), ("coffee", 16), ("motorcycle-4k", 1))
+AB_VARIANTS = (
+    ("default (unchecked, 16-byte site loads)", {}),
+    ("bounds-checked launches (BURN_SAD_CHECKED_KERNELS=1)", {"BURN_SAD_CHECKED_KERNELS": "1"}),
+    ("word-by-word site loads (BURN_SAD_VECTOR_LOADS=0)", {"BURN_SAD_VECTOR_LOADS": "0"}),
+)
 
 
 if __name__ == "__main__":

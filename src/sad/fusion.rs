@@ -3,41 +3,74 @@
 
 use burn::tensor::{DType, Shape};
 use burn_fusion::{Fusion, FusionBackend, FusionTensor};
-use burn_sad_kernels::sad::{ADAM_STATE, AdamStep, K, PACKED_WORDS, SITE_PARAMS, StatisticsKind};
+use burn_sad_kernels::sad::{
+    ADAM_STATE, AdamStep, BackwardOutputs, K, PACKED_WORDS, StatisticsKind,
+};
 
 use super::{PassConfig, RenderGeometry, SadBackend};
 use crate::fusion_op::{Mixed, register_op};
 
 type Lazy<B> = FusionTensor<<B as FusionBackend>::FusionRuntime>;
 
+/// Queues one op of the inner backend `B` on the fusion stream, stated once:
+/// `queue!(ID; floats [inputs], ints [inputs] => [float outputs], [int outputs]; CALL)`, where the
+/// outputs are `(Shape, DType)` pairs, `ID` (a `format!` string) names the op and every parameter
+/// that changes what it computes, and `CALL` (over the input names, now the inner backend's
+/// tensors) returns the outputs as a [`Mixed`].
+macro_rules! queue {
+    ($id:expr; floats [$($float:ident),*], ints [$($int:ident),*]
+        => [$($float_out:expr),*], [$($int_out:expr),*]; $call:expr) => {
+        register_op::<B, _, _, _, _>(
+            $id,
+            Mixed { floats: [$($float),*], ints: [$($int),*] },
+            Mixed { floats: [$($float_out),*], ints: [$($int_out),*] },
+            move |Mixed { floats: [$($float),*], ints: [$($int),*] }| $call,
+        )
+    };
+}
+
+/// One float output.
+fn float<F, I>(tensor: F) -> Mixed<F, I, 1, 0> {
+    Mixed {
+        floats: [tensor],
+        ints: [],
+    }
+}
+
+/// One int output.
+fn int<F, I>(tensor: I) -> Mixed<F, I, 0, 1> {
+    Mixed {
+        floats: [],
+        ints: [tensor],
+    }
+}
+
+/// Two float outputs.
+fn floats<F, I>((first, second): (F, F)) -> Mixed<F, I, 2, 0> {
+    Mixed {
+        floats: [first, second],
+        ints: [],
+    }
+}
+
 fn ids_shape(geometry: RenderGeometry) -> (Shape, DType) {
     (Shape::new([geometry.cells(), K]), DType::I32)
 }
 
+/// The stepped sites and Adam state of `sites`' capacity.
+fn stepped_shapes<B: FusionBackend>(sites: &Lazy<B>, state: &Lazy<B>) -> [(Shape, DType); 2] {
+    [
+        (sites.shape.clone(), sites.dtype),
+        (Shape::new([sites.shape[0], ADAM_STATE]), state.dtype),
+    ]
+}
+
 impl<B: FusionBackend + SadBackend> SadBackend for Fusion<B> {
     fn sad_render(sites: Lazy<B>, candidates: Lazy<B>, geometry: RenderGeometry) -> Lazy<B> {
-        let image = (
-            Shape::new([3, geometry.height, geometry.width]),
-            sites.dtype,
-        );
-        let [image] = register_op::<B, 1, 1, 1, 0>(
-            format!("burn_sad::sad_render::{geometry:?}"),
-            Mixed {
-                floats: [sites],
-                ints: [candidates],
-            },
-            Mixed {
-                floats: [image],
-                ints: [],
-            },
-            move |Mixed {
-                      floats: [sites],
-                      ints: [candidates],
-                  }| Mixed {
-                floats: [B::sad_render(sites, candidates, geometry)],
-                ints: [],
-            },
-        )
+        let image = (Shape::new([3, geometry.height, geometry.width]), sites.dtype);
+        let [image] = queue!(format!("burn_sad::sad_render::{geometry:?}");
+            floats [sites], ints [candidates] => [image], [];
+            float(B::sad_render(sites, candidates, geometry)))
         .floats;
         image
     }
@@ -49,26 +82,9 @@ impl<B: FusionBackend + SadBackend> SadBackend for Fusion<B> {
         geometry: RenderGeometry,
     ) -> Lazy<B> {
         let grads = (sites.shape.clone(), sites.dtype);
-        let [grads] = register_op::<B, 2, 1, 1, 0>(
-            format!("burn_sad::sad_render_backward::{geometry:?}"),
-            Mixed {
-                floats: [sites, grad_image],
-                ints: [candidates],
-            },
-            Mixed {
-                floats: [grads],
-                ints: [],
-            },
-            move |Mixed {
-                      floats: [sites, grad_image],
-                      ints: [candidates],
-                  }| Mixed {
-                floats: [B::sad_render_backward(
-                    sites, candidates, grad_image, geometry,
-                )],
-                ints: [],
-            },
-        )
+        let [grads] = queue!(format!("burn_sad::sad_render_backward::{geometry:?}");
+            floats [sites, grad_image], ints [candidates] => [grads], [];
+            float(B::sad_render_backward(sites, candidates, grad_image, geometry)))
         .floats;
         grads
     }
@@ -80,99 +96,40 @@ impl<B: FusionBackend + SadBackend> SadBackend for Fusion<B> {
         geometry: RenderGeometry,
         removal: bool,
     ) -> Lazy<B> {
-        let columns = if removal {
-            SITE_PARAMS + 1
-        } else {
-            SITE_PARAMS
+        let outputs = BackwardOutputs {
+            from_target: true,
+            removal,
         };
-        let grads = (Shape::new([sites.shape[0], columns]), sites.dtype);
-        let [grads] = register_op::<B, 2, 1, 1, 0>(
-            format!("burn_sad::sad_squared_error_gradients::{geometry:?}::{removal}"),
-            Mixed {
-                floats: [sites, target],
-                ints: [candidates],
-            },
-            Mixed {
-                floats: [grads],
-                ints: [],
-            },
-            move |Mixed {
-                      floats: [sites, target],
-                      ints: [candidates],
-                  }| Mixed {
-                floats: [B::sad_squared_error_gradients(
-                    sites, candidates, target, geometry, removal,
-                )],
-                ints: [],
-            },
-        )
+        let grads = (Shape::new([sites.shape[0], outputs.columns()]), sites.dtype);
+        let [grads] = queue!(
+            format!("burn_sad::sad_squared_error_gradients::{geometry:?}::{removal}");
+            floats [sites, target], ints [candidates] => [grads], [];
+            float(B::sad_squared_error_gradients(sites, candidates, target, geometry, removal)))
         .floats;
         grads
     }
 
     fn sad_init_candidates(sites: Lazy<B>, geometry: RenderGeometry, seed: u32) -> Lazy<B> {
-        let [ids] = register_op::<B, 1, 0, 0, 1>(
-            format!("burn_sad::sad_init_candidates::{geometry:?}::{seed}"),
-            Mixed {
-                floats: [sites],
-                ints: [],
-            },
-            Mixed {
-                floats: [],
-                ints: [ids_shape(geometry)],
-            },
-            move |Mixed {
-                      floats: [sites], ..
-                  }| Mixed {
-                floats: [],
-                ints: [B::sad_init_candidates(sites, geometry, seed)],
-            },
-        )
+        let [ids] = queue!(format!("burn_sad::sad_init_candidates::{geometry:?}::{seed}");
+            floats [sites], ints [] => [], [ids_shape(geometry)];
+            int(B::sad_init_candidates(sites, geometry, seed)))
         .ints;
         ids
     }
 
     fn sad_flood_candidates(sites: Lazy<B>, geometry: RenderGeometry) -> Lazy<B> {
-        let [ids] = register_op::<B, 1, 0, 0, 1>(
-            format!("burn_sad::sad_flood_candidates::{geometry:?}"),
-            Mixed {
-                floats: [sites],
-                ints: [],
-            },
-            Mixed {
-                floats: [],
-                ints: [ids_shape(geometry)],
-            },
-            move |Mixed {
-                      floats: [sites], ..
-                  }| Mixed {
-                floats: [],
-                ints: [B::sad_flood_candidates(sites, geometry)],
-            },
-        )
+        let [ids] = queue!(format!("burn_sad::sad_flood_candidates::{geometry:?}");
+            floats [sites], ints [] => [], [ids_shape(geometry)];
+            int(B::sad_flood_candidates(sites, geometry)))
         .ints;
         ids
     }
 
     fn sad_pack_sites(sites: Lazy<B>) -> Lazy<B> {
         let packed = (Shape::new([sites.shape[0], PACKED_WORDS]), DType::U32);
-        let [packed] = register_op::<B, 1, 0, 0, 1>(
-            "burn_sad::sad_pack_sites".to_owned(),
-            Mixed {
-                floats: [sites],
-                ints: [],
-            },
-            Mixed {
-                floats: [],
-                ints: [packed],
-            },
-            move |Mixed {
-                      floats: [sites], ..
-                  }| Mixed {
-                floats: [],
-                ints: [B::sad_pack_sites(sites)],
-            },
-        )
+        let [packed] = queue!("burn_sad::sad_pack_sites".to_owned();
+            floats [sites], ints [] => [], [packed];
+            int(B::sad_pack_sites(sites)))
         .ints;
         packed
     }
@@ -185,26 +142,12 @@ impl<B: FusionBackend + SadBackend> SadBackend for Fusion<B> {
         geometry: RenderGeometry,
         pass: PassConfig,
     ) -> Lazy<B> {
-        let [ids] = register_op::<B, 0, 4, 0, 1>(
-            format!("burn_sad::sad_candidate_pass::{geometry:?}::{pass:?}"),
-            Mixed {
-                floats: [],
-                ints: [packed, candidates, hilbert_order, hilbert_rank],
-            },
-            Mixed {
-                floats: [],
-                ints: [ids_shape(geometry)],
-            },
-            move |Mixed {
-                      ints: [packed, candidates, order, rank],
-                      ..
-                  }| Mixed {
-                floats: [],
-                ints: [B::sad_candidate_pass(
-                    packed, candidates, order, rank, geometry, pass,
-                )],
-            },
-        )
+        let [ids] = queue!(format!("burn_sad::sad_candidate_pass::{geometry:?}::{pass:?}");
+            floats [], ints [packed, candidates, hilbert_order, hilbert_rank]
+                => [], [ids_shape(geometry)];
+            int(B::sad_candidate_pass(
+                packed, candidates, hilbert_order, hilbert_rank, geometry, pass,
+            )))
         .ints;
         ids
     }
@@ -217,26 +160,9 @@ impl<B: FusionBackend + SadBackend> SadBackend for Fusion<B> {
         kind: StatisticsKind,
     ) -> Lazy<B> {
         let stats = (Shape::new([sites.shape[0], kind.channels()]), sites.dtype);
-        let [stats] = register_op::<B, 2, 1, 1, 0>(
-            format!("burn_sad::sad_site_statistics::{geometry:?}::{kind:?}"),
-            Mixed {
-                floats: [sites, target],
-                ints: [candidates],
-            },
-            Mixed {
-                floats: [stats],
-                ints: [],
-            },
-            move |Mixed {
-                      floats: [sites, target],
-                      ints: [candidates],
-                  }| Mixed {
-                floats: [B::sad_site_statistics(
-                    sites, candidates, target, geometry, kind,
-                )],
-                ints: [],
-            },
-        )
+        let [stats] = queue!(format!("burn_sad::sad_site_statistics::{geometry:?}::{kind:?}");
+            floats [sites, target], ints [candidates] => [stats], [];
+            float(B::sad_site_statistics(sites, candidates, target, geometry, kind)))
         .floats;
         stats
     }
@@ -250,50 +176,19 @@ impl<B: FusionBackend + SadBackend> SadBackend for Fusion<B> {
         passes: u32,
     ) -> Lazy<B> {
         let out = (Shape::new([raw.shape[0]]), raw.dtype);
-        let [out] = register_op::<B, 2, 1, 1, 0>(
-            format!("burn_sad::sad_tau_diffusion::{geometry:?}::{lambda}::{passes}"),
-            Mixed {
-                floats: [sites, raw],
-                ints: [candidates],
-            },
-            Mixed {
-                floats: [out],
-                ints: [],
-            },
-            move |Mixed {
-                      floats: [sites, raw],
-                      ints: [candidates],
-                  }| Mixed {
-                floats: [B::sad_tau_diffusion(
-                    sites, candidates, raw, geometry, lambda, passes,
-                )],
-                ints: [],
-            },
-        )
+        let [out] = queue!(
+            format!("burn_sad::sad_tau_diffusion::{geometry:?}::{lambda}::{passes}");
+            floats [sites, raw], ints [candidates] => [out], [];
+            float(B::sad_tau_diffusion(sites, candidates, raw, geometry, lambda, passes)))
         .floats;
         out
     }
 
     fn sad_prune(sites: Lazy<B>, removal: Lazy<B>, count: usize, norm: f32) -> Lazy<B> {
         let out = (sites.shape.clone(), sites.dtype);
-        let [out] = register_op::<B, 2, 0, 1, 0>(
-            format!("burn_sad::sad_prune::{count}::{norm}"),
-            Mixed {
-                floats: [sites, removal],
-                ints: [],
-            },
-            Mixed {
-                floats: [out],
-                ints: [],
-            },
-            move |Mixed {
-                      floats: [sites, removal],
-                      ..
-                  }| Mixed {
-                floats: [B::sad_prune(sites, removal, count, norm)],
-                ints: [],
-            },
-        )
+        let [out] = queue!(format!("burn_sad::sad_prune::{count}::{norm}");
+            floats [sites, removal], ints [] => [out], [];
+            float(B::sad_prune(sites, removal, count, norm)))
         .floats;
         out
     }
@@ -308,34 +203,13 @@ impl<B: FusionBackend + SadBackend> SadBackend for Fusion<B> {
         lambda: f32,
         passes: u32,
     ) -> (Lazy<B>, Lazy<B>) {
-        let capacity = sites.shape[0];
-        let outputs = [
-            (sites.shape.clone(), sites.dtype),
-            (Shape::new([capacity, ADAM_STATE]), state.dtype),
-        ];
-        let [sites, state] = register_op::<B, 3, 1, 2, 0>(
-            format!("burn_sad::sad_diffuse_and_step::{step:?}::{geometry:?}::{lambda}::{passes}"),
-            Mixed {
-                floats: [sites, grads, state],
-                ints: [candidates],
-            },
-            Mixed {
-                floats: outputs,
-                ints: [],
-            },
-            move |Mixed {
-                      floats: [sites, grads, state],
-                      ints: [candidates],
-                  }| {
-                let (sites, state) = B::sad_diffuse_and_step(
-                    sites, candidates, grads, state, step, geometry, lambda, passes,
-                );
-                Mixed {
-                    floats: [sites, state],
-                    ints: [],
-                }
-            },
-        )
+        let [stepped, moments] = stepped_shapes::<B>(&sites, &state);
+        let [sites, state] = queue!(
+            format!("burn_sad::sad_diffuse_and_step::{step:?}::{geometry:?}::{lambda}::{passes}");
+            floats [sites, grads, state], ints [candidates] => [stepped, moments], [];
+            floats(B::sad_diffuse_and_step(
+                sites, candidates, grads, state, step, geometry, lambda, passes,
+            )))
         .floats;
         (sites, state)
     }
@@ -347,32 +221,10 @@ impl<B: FusionBackend + SadBackend> SadBackend for Fusion<B> {
         state: Lazy<B>,
         step: AdamStep,
     ) -> (Lazy<B>, Lazy<B>) {
-        let capacity = sites.shape[0];
-        let outputs = [
-            (sites.shape.clone(), sites.dtype),
-            (Shape::new([capacity, ADAM_STATE]), state.dtype),
-        ];
-        let [sites, state] = register_op::<B, 4, 0, 2, 0>(
-            format!("burn_sad::sad_adam_step::{step:?}"),
-            Mixed {
-                floats: [sites, grads, tau_grads, state],
-                ints: [],
-            },
-            Mixed {
-                floats: outputs,
-                ints: [],
-            },
-            move |Mixed {
-                      floats: [sites, grads, tau_grads, state],
-                      ..
-                  }| {
-                let (sites, state) = B::sad_adam_step(sites, grads, tau_grads, state, step);
-                Mixed {
-                    floats: [sites, state],
-                    ints: [],
-                }
-            },
-        )
+        let [stepped, moments] = stepped_shapes::<B>(&sites, &state);
+        let [sites, state] = queue!(format!("burn_sad::sad_adam_step::{step:?}");
+            floats [sites, grads, tau_grads, state], ints [] => [stepped, moments], [];
+            floats(B::sad_adam_step(sites, grads, tau_grads, state, step)))
         .floats;
         (sites, state)
     }

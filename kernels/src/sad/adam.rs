@@ -85,7 +85,7 @@ pub const ADAM_CUBE: usize = 64;
 /// 44 µs for 128 000 sites on the H200.
 ///
 /// Launch with cubes of [`ADAM_CUBE`] units, one unit per site, 1D.
-#[cube(launch)]
+#[cube(launch, launch_unchecked)]
 #[allow(clippy::too_many_arguments)]
 pub fn adam_kernel(
     sites: &Tensor<f32>,

@@ -6,9 +6,8 @@
 
 use cubecl::prelude::*;
 
-use super::half::unpack_site;
-use super::score::{score_of, site_score};
-use super::{EMPTY, K, LOG_TAU, POSITION, SITE_PARAMS};
+use super::ranked::{empty_ranked, offer, offer_packed};
+use super::{EMPTY, K, POSITION, SITE_PARAMS};
 
 /// Marsaglia's xorshift32 step.
 #[cube]
@@ -20,194 +19,12 @@ pub fn xorshift32(state: u32) -> u32 {
     x
 }
 
-/// The ranking key of `id` at point (`qx`, `qy`): max(τ, 1e-4)·s, smaller is better; `None`
-/// (as `valid = false`) for an id out of range or an inactive site.
-#[derive(CubeType)]
-struct Key<F: Float> {
-    value: F,
-    valid: bool,
-}
-
-#[cube]
-fn ranking_key<F: Float>(
-    sites: &Tensor<F>,
-    id: i32,
-    site_count: usize,
-    qx: F,
-    qy: F,
-    inv_scale_sq: F,
-) -> Key<F> {
-    let mut key = Key::<F> {
-        value: F::new(0.0),
-        valid: false,
-    };
-    if id >= 0 && (id as usize) < site_count {
-        let site = id as usize;
-        if sites[site * SITE_PARAMS + POSITION] >= F::new(0.0) {
-            let tau = F::max(F::exp(sites[site * SITE_PARAMS + LOG_TAU]), F::new(1e-4));
-            let value = tau * site_score::<F>(sites, site, qx, qy, inv_scale_sq, false).value;
-            // NaN and ±∞ keys are never inserted.
-            key.valid = F::abs(value) <= F::new(f32::MAX);
-            key.value = value;
-        }
-    }
-    key
-}
-
-/// [`ranking_key`] from the half-precision copy (see [`pack_sites_kernel`](crate::sad::pack_sites_kernel())), computed in f32 from
-/// the f16-rounded values, as the reference's propagation ranks.
-#[cube]
-fn packed_ranking_key<F: Float>(
-    packed: &Tensor<u32>,
-    id: i32,
-    site_count: usize,
-    qx: F,
-    qy: F,
-    inv_scale_sq: F,
-) -> Key<F> {
-    let mut key = Key::<F> {
-        value: F::new(0.0),
-        valid: false,
-    };
-    if id >= 0 && (id as usize) < site_count {
-        let site = unpack_site(packed, id as usize);
-        if site.x >= 0.0 {
-            let tau = F::max(F::exp(F::cast_from(site.log_tau)), F::new(1e-4));
-            let score = score_of::<F>(
-                F::cast_from(site.x),
-                F::cast_from(site.y),
-                F::cast_from(site.ux),
-                F::cast_from(site.uy),
-                F::cast_from(site.log_aniso),
-                F::cast_from(site.radius),
-                qx,
-                qy,
-                inv_scale_sq,
-                false,
-            );
-            let value = tau * score.value;
-            key.valid = F::abs(value) <= F::new(f32::MAX);
-            key.value = value;
-        }
-    }
-    key
-}
-
-/// A list of the best candidates found so far at one cell point, best first.
-#[derive(CubeType)]
-struct Ranked<F: Float> {
-    ids: Array<i32>,
-    keys: Array<F>,
-    filled: Array<bool>,
-    /// The point the keys are measured at.
-    qx: F,
-    qy: F,
-}
-
-/// An empty list of `len` entries for the point of cell (`cx`, `cy`): its top-left pixel, clamped
-/// to the image, as the reference ranks it.
-#[cube]
-fn empty_ranked<F: Float>(
-    cx: usize,
-    cy: usize,
-    downscale: usize,
-    width: usize,
-    height: usize,
-    #[comptime] len: usize,
-) -> Ranked<F> {
-    let mut ids = Array::<i32>::new(len);
-    let mut keys = Array::<F>::new(len);
-    let mut filled = Array::<bool>::new(len);
-    #[unroll]
-    for i in 0..len {
-        ids[i] = EMPTY;
-        keys[i] = F::new(0.0);
-        filled[i] = false;
-    }
-    Ranked::<F> {
-        ids,
-        keys,
-        filled,
-        qx: F::cast_from(usize::min(cx * downscale, width - 1)),
-        qy: F::cast_from(usize::min(cy * downscale, height - 1)),
-    }
-}
-
-/// Whether `list` (length `len`) already holds `id`.
-#[cube]
-fn holds<F: Float>(list: &mut Ranked<F>, id: i32, #[comptime] len: usize) -> bool {
-    let mut seen = false;
-    #[unroll]
-    for i in 0..len {
-        if list.filled[i] && list.ids[i] == id {
-            seen = true;
-        }
-    }
-    seen
-}
-
-/// Inserts `id` with `key` into `list` (length `len`) unless the key is invalid or ranks worse
-/// than every entry of a full list. Ties go after equal keys.
-#[cube]
-fn insert_keyed<F: Float>(list: &mut Ranked<F>, id: i32, key: Key<F>, #[comptime] len: usize) {
-    if key.valid {
-        let mut carry_id = id;
-        let mut carry_key = key.value;
-        let mut carry_filled = true;
-        let mut shifting = false;
-        #[unroll]
-        for i in 0..len {
-            if carry_filled && (shifting || !list.filled[i] || carry_key < list.keys[i]) {
-                let (old_id, old_key, old_filled) = (list.ids[i], list.keys[i], list.filled[i]);
-                list.ids[i] = carry_id;
-                list.keys[i] = carry_key;
-                list.filled[i] = true;
-                carry_id = old_id;
-                carry_key = old_key;
-                carry_filled = old_filled;
-                shifting = true;
-            }
-        }
-    }
-}
-
-/// Offers `id` to `list`, ranked from the f32 sites (the jump flood ranks so).
-#[cube]
-fn offer<F: Float>(
-    list: &mut Ranked<F>,
-    sites: &Tensor<F>,
-    id: i32,
-    site_count: usize,
-    inv_scale_sq: F,
-    #[comptime] len: usize,
-) {
-    if !holds::<F>(list, id, len) {
-        let key = ranking_key::<F>(sites, id, site_count, list.qx, list.qy, inv_scale_sq);
-        insert_keyed::<F>(list, id, key, len);
-    }
-}
-
-/// Offers `id` to `list`, ranked from the half-precision copy (the propagation ranks so).
-#[cube]
-fn offer_packed<F: Float>(
-    list: &mut Ranked<F>,
-    packed: &Tensor<u32>,
-    id: i32,
-    site_count: usize,
-    inv_scale_sq: F,
-) {
-    if !holds::<F>(list, id, K) {
-        let key = packed_ranking_key::<F>(packed, id, site_count, list.qx, list.qy, inv_scale_sq);
-        insert_keyed::<F>(list, id, key, K);
-    }
-}
-
 /// Random initial lists: slot i of cell (cx, cy) gets `state % site_count` after
 /// `state = xorshift32(state + i)`, starting from `seed ^ cx·1973 ^ cy·9277`. Duplicates are
 /// possible (the propagation pass removes them).
 ///
 /// Launch with one unit per cell, 2D over the `cand_w × cand_h` grid.
-#[cube(launch)]
+#[cube(launch, launch_unchecked)]
 pub fn init_candidates_kernel(
     candidates: &mut Tensor<i32>,
     cand_w: usize,
@@ -233,7 +50,7 @@ pub fn init_candidates_kernel(
 /// share a cell, one of them wins (as in the reference, which races too).
 ///
 /// Launch with one unit per site slot, 1D.
-#[cube(launch)]
+#[cube(launch, launch_unchecked)]
 pub fn seed_candidates_kernel<F: Float>(
     sites: &Tensor<F>,
     candidates: &mut Tensor<i32>,
@@ -262,7 +79,7 @@ pub fn seed_candidates_kernel<F: Float>(
 /// writes them to the other half.
 ///
 /// Launch with one unit per cell, 2D.
-#[cube(launch)]
+#[cube(launch, launch_unchecked)]
 #[allow(clippy::too_many_arguments)]
 pub fn jfa_flood_kernel<F: Float>(
     sites: &Tensor<F>,
@@ -314,14 +131,15 @@ pub fn jfa_flood_kernel<F: Float>(
 /// and keeps the best [`K`] distinct live ones.
 ///
 /// Candidates are ranked from `packed`, the half-precision copy of the sites (see
-/// [`pack_sites_kernel`](crate::sad::pack_sites_kernel())). `hilbert_order[r]` is the site at rank r on the curve and
+/// [`pack_sites_kernel`](crate::sad::pack_sites_kernel())), one 16-byte load per site where the
+/// launch gives it vectors of [`PACKED_WORDS`](super::PACKED_WORDS) words (else word by word). `hilbert_order[r]` is the site at rank r on the curve and
 /// `hilbert_rank[i]` the rank of site i. `pass` is the global pass counter, which seeds the probes. Launch with one unit per cell,
 /// 2D.
-#[cube(launch)]
+#[cube(launch, launch_unchecked)]
 // The hashes multiply modulo 2³²; the macro's host-side expansion trips rustc's overflow lint.
 #[allow(clippy::too_many_arguments, arithmetic_overflow)]
-pub fn candidate_pass_kernel<F: Float>(
-    packed: &Tensor<u32>,
+pub fn candidate_pass_kernel<F: Float, N: Size>(
+    packed: &Tensor<Vector<u32, N>>,
     input: &Tensor<i32>,
     output: &mut Tensor<i32>,
     hilbert_order: &Tensor<i32>,
@@ -370,7 +188,7 @@ pub fn candidate_pass_kernel<F: Float>(
         let mut i = 0usize;
         while i < K {
             let id = input[neighbour + i];
-            offer_packed::<F>(&mut list, packed, id, site_count, inv_scale_sq);
+            offer_packed::<F, N>(&mut list, packed, id, site_count, inv_scale_sq);
             i += 1;
         }
         source += 1;
@@ -378,7 +196,7 @@ pub fn candidate_pass_kernel<F: Float>(
 
     let cx32 = cx as u32;
     let cy32 = cy as u32;
-    if hilbert_probes > 0 && hilbert_window > 0 && list.filled[0] {
+    if hilbert_probes > 0 && hilbert_window > 0 && list.ids[0] != EMPTY {
         let rank = hilbert_rank[list.ids[0] as usize];
         let span = 2 * hilbert_window + 1;
         let mut state = (cx32 * 2654435761u32) ^ (cy32 * 1597334677u32) ^ (pass * 374761393u32);
@@ -388,7 +206,7 @@ pub fn candidate_pass_kernel<F: Float>(
             let offset = (state % span) as i32 - hilbert_window as i32;
             let at = i32::clamp(rank + offset, 0, site_count as i32 - 1);
             let id = hilbert_order[at as usize];
-            offer_packed::<F>(&mut list, packed, id, site_count, inv_scale_sq);
+            offer_packed::<F, N>(&mut list, packed, id, site_count, inv_scale_sq);
             i += 1;
         }
     }
@@ -398,7 +216,7 @@ pub fn candidate_pass_kernel<F: Float>(
     while i < inject {
         state = xorshift32(state + i);
         let id = (state % site_count as u32) as i32;
-        offer_packed::<F>(&mut list, packed, id, site_count, inv_scale_sq);
+        offer_packed::<F, N>(&mut list, packed, id, site_count, inv_scale_sq);
         i += 1;
     }
 

@@ -61,7 +61,7 @@ fn pack_pair(low: f32, high: f32) -> u32 {
 /// (−1, −1) and zeros, as the reference packs them.
 ///
 /// Launch with one unit per site, 1D.
-#[cube(launch)]
+#[cube(launch, launch_unchecked)]
 pub fn pack_sites_kernel<F: Float>(
     sites: &Tensor<F>,
     packed: &mut Tensor<u32>,
@@ -112,14 +112,25 @@ pub struct HalfSite {
     pub log_aniso: f32,
 }
 
-/// Site `site` of the packed copy.
+/// Site `site` of the packed copy, read as one 16-byte vector where `packed` has vectors of
+/// [`PACKED_WORDS`] words, else word by word.
 #[cube]
-pub fn unpack_site(packed: &Tensor<u32>, site: usize) -> HalfSite {
-    let base = site * PACKED_WORDS;
-    let position = packed[base];
-    let shape = packed[base + 1];
-    let direction = packed[base + 2];
-    let aniso = packed[base + 3];
+pub fn unpack_site<N: Size>(packed: &Tensor<Vector<u32, N>>, site: usize) -> HalfSite {
+    let words_per_load = packed.vector_size();
+    let mut word = Array::<u32>::new(PACKED_WORDS);
+    if comptime![words_per_load == PACKED_WORDS] {
+        let words = packed[site];
+        #[unroll]
+        for i in 0..PACKED_WORDS {
+            word[i] = words.extract(i);
+        }
+    } else {
+        #[unroll]
+        for i in 0..PACKED_WORDS {
+            word[i] = packed[site * PACKED_WORDS + i].extract(0usize);
+        }
+    }
+    let (position, shape, direction, aniso) = (word[0], word[1], word[2], word[3]);
     HalfSite {
         x: f16_value(position & 0xffffu32),
         y: f16_value(position >> 16),

@@ -24,6 +24,7 @@ mod blend;
 mod candidates;
 mod half;
 mod prune;
+mod ranked;
 mod render;
 mod render_backward;
 mod score;

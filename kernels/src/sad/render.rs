@@ -28,7 +28,7 @@ pub fn cell_of_pixel(
 /// A pixel without any live candidate is black. Duplicate ids count once per slot.
 ///
 /// Launch with `(TILE, TILE)` cubes over the image.
-#[cube(launch)]
+#[cube(launch, launch_unchecked)]
 #[allow(clippy::too_many_arguments)]
 pub fn render_kernel<F: Float>(
     sites: &Tensor<F>,

@@ -49,7 +49,7 @@ impl BackwardOutputs {
 /// outside the image only contribute nothing.
 ///
 /// Launch with `(TILE, TILE)` cubes over the image.
-#[cube(launch)]
+#[cube(launch, launch_unchecked)]
 #[allow(clippy::too_many_arguments)]
 pub fn render_backward_kernel<F: Float>(
     sites: &Tensor<F>,
@@ -191,7 +191,7 @@ pub fn render_backward_kernel<F: Float>(
 /// Sets every element of `values` to zero (the backward's accumulator, before it runs).
 ///
 /// Launch with one unit per element, 1D.
-#[cube(launch)]
+#[cube(launch, launch_unchecked)]
 pub fn clear_kernel<F: Float>(values: &mut Tensor<F>, #[define(F)] _dtype: ElemType) {
     let index = ABSOLUTE_POS;
     if index < values.len() {

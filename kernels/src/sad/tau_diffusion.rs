@@ -20,7 +20,7 @@ use super::{EMPTY, K, POSITION, SITE_PARAMS};
 /// dependent loads per neighbour instead of five (position, cell, candidate, liveness, value).
 ///
 /// Launch with one unit per site, 1D.
-#[cube(launch)]
+#[cube(launch, launch_unchecked)]
 #[allow(clippy::too_many_arguments)]
 pub fn tau_diffusion_kernel(
     sites: &Tensor<f32>,

@@ -7,12 +7,13 @@ use burn_cubecl::{
     tensor::CubeTensor,
 };
 use burn_sad_kernels::sad::{
-    PACKED_WORDS, candidate_pass_kernel, init_candidates_kernel, jfa_flood_kernel,
+    K, PACKED_WORDS, SITE_PARAMS, candidate_pass_kernel, init_candidates_kernel, jfa_flood_kernel,
     pack_sites_kernel, seed_candidates_kernel,
 };
 use cubecl::{CubeCount, CubeDim};
 
-use super::{capacity, cell_grid, empty_ids, ids, site_grid};
+use super::{capacity, cell_grid, empty_ids, expect_sites_and_lists, ids, site_grid};
+use crate::launch::{expect_dims, expect_len_at_least, expect_rows_of, launch_kernel};
 use crate::sad::{PassConfig, RenderGeometry};
 
 pub(super) fn init_candidates(
@@ -22,8 +23,9 @@ pub(super) fn init_candidates(
 ) -> CubeTensor {
     let sites = into_contiguous(sites);
     let candidates = empty_ids(&sites, geometry);
+    expect_sites_and_lists("sad_init_candidates", &sites, &candidates, geometry);
     let (count, dim) = cell_grid(geometry);
-    init_candidates_kernel::launch(
+    launch_kernel!(init_candidates_kernel(
         &sites.client,
         count,
         dim,
@@ -32,7 +34,7 @@ pub(super) fn init_candidates(
         geometry.cand_h(),
         capacity(&sites) as u32,
         seed,
-    );
+    ));
     seed_sites(&sites, &candidates, geometry);
     candidates
 }
@@ -40,13 +42,14 @@ pub(super) fn init_candidates(
 pub(super) fn flood_candidates(sites: CubeTensor, geometry: RenderGeometry) -> CubeTensor {
     let sites = into_contiguous(sites);
     let candidates = empty_ids(&sites, geometry);
+    expect_sites_and_lists("sad_flood_candidates", &sites, &candidates, geometry);
     seed_sites(&sites, &candidates, geometry);
     let (count, dim) = cell_grid(geometry);
     let top = geometry.cand_w().max(geometry.cand_h()).next_power_of_two() as u32;
     let mut step = top / 2;
     let mut read_half = 0u32;
     while step >= 1 {
-        jfa_flood_kernel::launch(
+        launch_kernel!(jfa_flood_kernel(
             &sites.client,
             count.clone(),
             dim,
@@ -62,7 +65,7 @@ pub(super) fn flood_candidates(sites: CubeTensor, geometry: RenderGeometry) -> C
             read_half,
             geometry.inv_scale_sq(),
             dtype_to_storage_type(sites.dtype),
-        );
+        ));
         read_half ^= 1;
         step /= 2;
     }
@@ -84,7 +87,7 @@ pub(super) fn flood_candidates(sites: CubeTensor, geometry: RenderGeometry) -> C
 /// The half-precision copy of `sites` that the propagation ranks from, `[capacity, 4]` u32.
 pub(super) fn pack_sites(sites: CubeTensor) -> CubeTensor {
     let sites = into_contiguous(sites);
-    let count_sites = capacity(&sites);
+    let count_sites = expect_rows_of("sad_pack_sites", "the sites", &sites, SITE_PARAMS);
     let packed = empty_device_contiguous_dtype(
         sites.client.clone(),
         sites.device.clone(),
@@ -92,7 +95,7 @@ pub(super) fn pack_sites(sites: CubeTensor) -> CubeTensor {
         DType::U32,
     );
     let (count, dim) = site_grid(count_sites);
-    pack_sites_kernel::launch(
+    launch_kernel!(pack_sites_kernel(
         &sites.client,
         count,
         dim,
@@ -100,7 +103,7 @@ pub(super) fn pack_sites(sites: CubeTensor) -> CubeTensor {
         packed.clone().into_tensor_arg(),
         count_sites,
         dtype_to_storage_type(sites.dtype),
-    );
+    ));
     packed
 }
 
@@ -117,11 +120,17 @@ pub(super) fn candidate_pass(
     let hilbert_order = ids(hilbert_order);
     let hilbert_rank = ids(hilbert_rank);
     let output = empty_ids(&packed, geometry);
+    let op = "sad_candidate_pass";
+    let sites = expect_rows_of(op, "the packed sites", &packed, PACKED_WORDS);
+    expect_dims(op, "the candidate lists", &input, &[geometry.cells(), K]);
+    expect_len_at_least(op, "the Hilbert order", &hilbert_order, sites);
+    expect_len_at_least(op, "the Hilbert ranks", &hilbert_rank, sites);
     let (count, dim) = cell_grid(geometry);
-    candidate_pass_kernel::launch(
+    launch_kernel!(candidate_pass_kernel(
         &packed.client,
         count,
         dim,
+        packed_vector_size(),
         packed.clone().into_tensor_arg(),
         input.into_tensor_arg(),
         output.clone().into_tensor_arg(),
@@ -140,14 +149,26 @@ pub(super) fn candidate_pass(
         pass.hilbert_window,
         geometry.inv_scale_sq(),
         dtype_to_storage_type(DType::F32),
-    );
+    ));
     output
+}
+
+/// Set to `0` to have the propagation pass read each packed site word by word instead of as one
+/// 16-byte vector, for measuring both.
+pub const VECTOR_LOADS_ENV: &str = "BURN_SAD_VECTOR_LOADS";
+
+/// Words per load of the packed sites in the propagation pass ([`VECTOR_LOADS_ENV`]).
+fn packed_vector_size() -> usize {
+    match std::env::var(VECTOR_LOADS_ENV).as_deref() {
+        Ok("0") => 1,
+        _ => PACKED_WORDS,
+    }
 }
 
 /// Writes every active site into slot 0 of its cell.
 fn seed_sites(sites: &CubeTensor, candidates: &CubeTensor, geometry: RenderGeometry) {
     let count = capacity(sites);
-    seed_candidates_kernel::launch(
+    launch_kernel!(seed_candidates_kernel(
         &sites.client,
         CubeCount::Static((count as u32).div_ceil(256), 1, 1),
         CubeDim::new_1d(256),
@@ -158,5 +179,5 @@ fn seed_sites(sites: &CubeTensor, candidates: &CubeTensor, geometry: RenderGeome
         count,
         1.0 / geometry.downscale.max(1) as f32,
         dtype_to_storage_type(sites.dtype),
-    );
+    ));
 }

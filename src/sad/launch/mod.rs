@@ -13,12 +13,13 @@ use burn_cubecl::{
     tensor::CubeTensor,
 };
 use burn_sad_kernels::sad::{
-    AdamStep, BackwardOutputs, K, StatisticsKind, TILE, clear_kernel, render_backward_kernel,
-    render_kernel,
+    AdamStep, BackwardOutputs, K, SITE_PARAMS, StatisticsKind, TILE, clear_kernel,
+    render_backward_kernel, render_kernel,
 };
 use cubecl::{CubeCount, CubeDim};
 
 use super::{PassConfig, RenderGeometry, SadBackend};
+use crate::launch::{expect_dims, expect_rows_of, launch_kernel};
 
 /// Units per side of the cubes of the per-cell candidate kernels.
 const CELL_TILE: u32 = 16;
@@ -56,13 +57,13 @@ fn site_grid(sites: usize) -> (CubeCount, CubeDim) {
 fn zeros_f32(like: &CubeTensor, shape: Shape) -> CubeTensor {
     let values = empty_f32(like, shape);
     let (count, dim) = site_grid(values.shape().num_elements());
-    clear_kernel::launch(
+    launch_kernel!(clear_kernel(
         &like.client,
         count,
         dim,
         values.clone().into_tensor_arg(),
         dtype_to_storage_type(values.dtype),
-    );
+    ));
     values
 }
 
@@ -83,6 +84,19 @@ fn plane_sums(tensor: &CubeTensor) -> bool {
         Ok("1") => true,
         _ => native_shared_atomics(tensor),
     }
+}
+
+/// Checks the shapes every per-pixel and per-cell kernel indexes by: `sites` `[capacity, 10]`
+/// and `candidates` `[cells, K]` of `geometry`.
+#[track_caller]
+fn expect_sites_and_lists(
+    op: &str,
+    sites: &CubeTensor,
+    candidates: &CubeTensor,
+    geometry: RenderGeometry,
+) {
+    expect_rows_of(op, "the sites", sites, SITE_PARAMS);
+    expect_dims(op, "the candidate lists", candidates, &[geometry.cells(), K]);
 }
 
 fn capacity(sites: &CubeTensor) -> usize {
@@ -126,9 +140,10 @@ impl SadBackend for CubeBackend {
         let candidates = ids(candidates);
         // Every pixel is written. Allocated contiguous: the kernels index linearly, and
         // `float_zeros` may hand out pitched rows.
+        expect_sites_and_lists("sad_render", &sites, &candidates, geometry);
         let image = empty_f32(&sites, Shape::new([3, geometry.height, geometry.width]));
         let (count, dim) = image_grid(geometry);
-        render_kernel::launch(
+        launch_kernel!(render_kernel(
             &sites.client,
             count,
             dim,
@@ -142,7 +157,7 @@ impl SadBackend for CubeBackend {
             capacity(&sites),
             geometry.inv_scale_sq(),
             dtype_to_storage_type(sites.dtype),
-        );
+        ));
         image
     }
 
@@ -266,9 +281,16 @@ fn backward(
     let sites = into_contiguous(sites);
     let candidates = ids(candidates);
     let image = into_contiguous(image);
+    expect_sites_and_lists("sad_render_backward", &sites, &candidates, geometry);
+    expect_dims(
+        "sad_render_backward",
+        "the image gradient (or target)",
+        &image,
+        &[3, geometry.height, geometry.width],
+    );
     let grads = zeros_f32(&sites, Shape::new([capacity(&sites), outputs.columns()]));
     let (count, dim) = image_grid(geometry);
-    render_backward_kernel::launch(
+    launch_kernel!(render_backward_kernel(
         &sites.client,
         count,
         dim,
@@ -286,6 +308,6 @@ fn backward(
         native_shared_atomics(&sites),
         plane_sums(&sites),
         dtype_to_storage_type(sites.dtype),
-    );
+    ));
     grads
 }

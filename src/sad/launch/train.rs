@@ -9,8 +9,10 @@ use burn_sad_kernels::sad::{
 };
 
 use super::{
-    capacity, empty_f32, empty_i32, ids, image_grid, native_shared_atomics, site_grid, zeros_f32,
+    capacity, empty_f32, empty_i32, expect_sites_and_lists, ids, image_grid,
+    native_shared_atomics, site_grid, zeros_f32,
 };
+use crate::launch::{expect_dims, expect_len_at_least, expect_rows_of, launch_kernel};
 use crate::sad::RenderGeometry;
 use cubecl::{CubeCount, CubeDim};
 
@@ -77,7 +79,10 @@ fn diffuse(
     let sites = into_contiguous(sites);
     let candidates = ids(candidates);
     let grads = into_contiguous(grads);
+    let op = "sad_tau_diffusion";
+    expect_sites_and_lists(op, &sites, &candidates, geometry);
     let count_sites = capacity(&sites);
+    expect_dims(op, "the gradients", &grads, &[count_sites, SITE_PARAMS]);
     let (count, dim) = site_grid(count_sites);
     let list = empty_i32(&sites, Shape::new([K, count_sites]));
     // The first pass reads the log τ column of the gradients.
@@ -85,7 +90,7 @@ fn diffuse(
     let (mut stride, mut offset) = (SITE_PARAMS, LOG_TAU);
     for pass in 0..passes {
         let next = empty_f32(&sites, Shape::new([count_sites]));
-        tau_diffusion_kernel::launch(
+        launch_kernel!(tau_diffusion_kernel(
             &sites.client,
             count.clone(),
             dim,
@@ -100,7 +105,7 @@ fn diffuse(
             neighbours_launch(tau_neighbours(geometry, stride, offset, lambda)),
             count_sites,
             pass == 0,
-        );
+        ));
         current = next;
         (stride, offset) = (1, 0);
     }
@@ -231,12 +236,23 @@ fn launch_adam(
     let grads = into_contiguous(grads);
     let tau = into_contiguous(tau);
     let state = into_contiguous(state);
-    let sites_count = capacity(&sites);
+    let op = "sad_adam_step";
+    let sites_count = expect_rows_of(op, "the sites", &sites, SITE_PARAMS);
+    expect_dims(op, "the gradients", &grads, &[sites_count, SITE_PARAMS]);
+    expect_dims(op, "the Adam state", &state, &[sites_count, ADAM_STATE]);
+    // Site i's log τ gradient is read at i·stride + offset.
+    if sites_count > 0 {
+        let last = (sites_count - 1) * neighbours.input_stride + neighbours.input_offset;
+        expect_len_at_least(op, "the log τ gradients", &tau, last + 1);
+    }
+    if neighbours.lambda > 0.0 {
+        expect_dims(op, "the neighbour lists", &list, &[K, sites_count]);
+    }
     let out_sites = empty_f32(&sites, Shape::new([sites_count, SITE_PARAMS]));
     let out_state = empty_f32(&sites, Shape::new([sites_count, ADAM_STATE]));
     let count = CubeCount::Static((sites_count as u32).div_ceil(ADAM_CUBE as u32).max(1), 1, 1);
     let dim = CubeDim::new_1d(ADAM_CUBE as u32);
-    adam_kernel::launch(
+    launch_kernel!(adam_kernel(
         &sites.client,
         count,
         dim,
@@ -265,6 +281,6 @@ fn launch_adam(
         ),
         neighbours_launch(neighbours),
         sites_count,
-    );
+    ));
     (out_sites, out_state)
 }

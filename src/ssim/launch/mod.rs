@@ -7,12 +7,14 @@ use burn_cubecl::{
     tensor::CubeTensor,
 };
 use burn_sad_kernels::ssim::{
-    C1, C2, COLUMNS, DepthLayout, GradTargets, StripLayout, ssim_backward_kernel,
-    ssim_forward_kernel, ssim3d_depth_backward_kernel, ssim3d_depth_forward_kernel,
+    C1, C2, COLUMNS, GradTargets, StripLayout, ssim_backward_kernel, ssim_forward_kernel,
 };
 use cubecl::{CubeCount, CubeDim};
 
+mod volume;
+
 use super::{SsimBackend, SsimKernelConfig, backend::stacked_shape};
+use volume::{backward_volume, forward_volume};
 
 /// Shared memory a cube may use: the 32 KiB that Metal and most Vulkan drivers guarantee.
 const SHARED_BYTES: usize = 32 * 1024;
@@ -46,13 +48,6 @@ fn tuned_layout() -> [(usize, usize); 2] {
         parsed.unwrap_or([(16, 4), (8, 4)])
     })
 }
-
-/// Depth-stage tiling: 32 × 8 voxel columns per cube, 16 slices per unit (a 26-slice window
-/// pass for 16 outputs at radius 5).
-const DEPTH_LAYOUT: DepthLayout = DepthLayout {
-    rows: 8,
-    depth_chunk: 16,
-};
 
 /// Grid of one cube per output tile per plane, and the plane geometry. The planes are every
 /// `[height, width]` slice of the tensor: `batch · channels` in 2D, `· depth` in 3D.
@@ -150,183 +145,6 @@ fn reduce_tile_sums(tile_sums: CubeTensor, config: SsimKernelConfig, planes: usi
     } else {
         CubeBackend::float_sum(tile_sums)
     }
-}
-
-/// Grid of the 3D depth stage: cubes of `DEPTH_LAYOUT` over every volume and depth chunk.
-struct DepthGeometry {
-    volumes: usize,
-    depth: usize,
-    height: usize,
-    width: usize,
-    chunks: usize,
-    count: CubeCount,
-    dim: CubeDim,
-    cubes: usize,
-}
-
-impl DepthGeometry {
-    fn of(tensor: &CubeTensor) -> Self {
-        let shape = tensor.shape();
-        let (volumes, depth, height, width) = (shape[0] * shape[1], shape[2], shape[3], shape[4]);
-        let chunks = depth.div_ceil(DEPTH_LAYOUT.depth_chunk);
-        let tiles_x = width.div_ceil(COLUMNS);
-        let tiles_y = height.div_ceil(DEPTH_LAYOUT.rows);
-        Self {
-            volumes,
-            depth,
-            height,
-            width,
-            chunks,
-            count: CubeCount::Static(tiles_x as u32, tiles_y as u32, (volumes * chunks) as u32),
-            dim: CubeDim::new_2d(COLUMNS as u32, DEPTH_LAYOUT.rows as u32),
-            cubes: tiles_x * tiles_y * volumes * chunks,
-        }
-    }
-}
-
-/// 3D forward: the 2D forward kernel blurs the five statistics of every slice in XY, then the
-/// depth kernel blurs them along Z and evaluates SSIM.
-fn forward_volume(
-    img1: CubeTensor,
-    img2: CubeTensor,
-    config: SsimKernelConfig,
-    targets: Option<GradTargets>,
-) -> (CubeTensor, CubeTensor) {
-    assert!(!config.has_l1(), "the 3D kernels have no L1 term");
-    let img1 = into_contiguous(img1);
-    let img2 = into_contiguous(img2);
-    let shape = img1.shape();
-    let layout = layout(true, config.radius, 2, img1.dtype.size());
-    let slices = Geometry::of(&img1, layout);
-    let moments = empty_like(&img1, stacked_shape(5, &shape));
-    let unused = empty_like(&img1, Shape::new([1]));
-    ssim_forward_kernel::launch(
-        &img1.client,
-        slices.count,
-        slices.dim,
-        img1.clone().into_tensor_arg(),
-        img2.into_tensor_arg(),
-        unused.clone().into_tensor_arg(),
-        moments.clone().into_tensor_arg(),
-        slices.height,
-        slices.width,
-        0,
-        0.0,
-        0.0,
-        C1,
-        C2,
-        config.radius,
-        config.sigma_bits,
-        layout,
-        config.term,
-        false,
-        None,
-        true,
-        dtype_to_storage_type(img1.dtype),
-    );
-
-    let volume = DepthGeometry::of(&img1);
-    let tile_sums = empty_like(&img1, Shape::new([volume.cubes]));
-    let partials = match targets {
-        Some(targets) => empty_like(&img1, stacked_shape(targets.partial_count(), &shape)),
-        None => unused,
-    };
-    let (ssim_scale, _) = config.scales(&shape);
-    ssim3d_depth_forward_kernel::launch(
-        &img1.client,
-        volume.count,
-        volume.dim,
-        moments.into_tensor_arg(),
-        tile_sums.clone().into_tensor_arg(),
-        partials.clone().into_tensor_arg(),
-        volume.depth,
-        volume.height,
-        volume.width,
-        volume.chunks,
-        config.crop(),
-        ssim_scale,
-        C1,
-        C2,
-        config.radius,
-        config.sigma_bits,
-        DEPTH_LAYOUT,
-        config.term,
-        targets,
-        dtype_to_storage_type(img1.dtype),
-    );
-    (
-        reduce_tile_sums(tile_sums, config, volume.volumes),
-        partials,
-    )
-}
-
-/// 3D backward: the 2D backward kernel blurs the partial maps of every slice in XY, then the
-/// depth kernel blurs them along Z and forms the gradients.
-fn backward_volume(
-    img1: CubeTensor,
-    img2: CubeTensor,
-    partials: CubeTensor,
-    upstream: CubeTensor,
-    config: SsimKernelConfig,
-    targets: GradTargets,
-) -> CubeTensor {
-    let img1 = into_contiguous(img1);
-    let img2 = into_contiguous(img2);
-    let partials = into_contiguous(partials);
-    let upstream = into_contiguous(upstream);
-    let shape = img1.shape();
-    let maps = targets.partial_count();
-    let layout = layout(false, config.radius, maps, img1.dtype.size());
-    let slices = Geometry::of(&img1, layout);
-    let blurred = empty_like(&img1, stacked_shape(maps, &shape));
-    ssim_backward_kernel::launch(
-        &img1.client,
-        slices.count,
-        slices.dim,
-        img1.clone().into_tensor_arg(),
-        img2.clone().into_tensor_arg(),
-        partials.into_tensor_arg(),
-        upstream.clone().into_tensor_arg(),
-        blurred.clone().into_tensor_arg(),
-        slices.height,
-        slices.width,
-        0,
-        0.0,
-        0.0,
-        config.radius,
-        config.sigma_bits,
-        layout,
-        false,
-        targets,
-        true,
-        dtype_to_storage_type(img1.dtype),
-    );
-
-    let volume = DepthGeometry::of(&img1);
-    let grads = empty_like(&img1, stacked_shape(targets.grad_count(), &shape));
-    let (ssim_scale, _) = config.scales(&shape);
-    ssim3d_depth_backward_kernel::launch(
-        &img1.client,
-        volume.count,
-        volume.dim,
-        img1.clone().into_tensor_arg(),
-        img2.into_tensor_arg(),
-        blurred.into_tensor_arg(),
-        upstream.into_tensor_arg(),
-        grads.clone().into_tensor_arg(),
-        volume.depth,
-        volume.height,
-        volume.width,
-        volume.chunks,
-        usize::from(config.per_plane),
-        ssim_scale,
-        config.radius,
-        config.sigma_bits,
-        DEPTH_LAYOUT,
-        targets,
-        dtype_to_storage_type(img1.dtype),
-    );
-    grads
 }
 
 fn is_volume(tensor: &CubeTensor) -> bool {

@@ -1,0 +1,193 @@
+//! The ranked candidate list a cell builds while it merges lists: the best entries so far by
+//! ranking key, distinct, best first, as the reference's `insertClosest4` and
+//! `insertClosest8Packed` keep them.
+
+use cubecl::prelude::*;
+
+use super::half::unpack_site;
+use super::score::{score_of, site_score};
+use super::{EMPTY, K, LOG_TAU, POSITION, SITE_PARAMS};
+
+/// The ranking key of `id` at point (`qx`, `qy`): max(τ, 1e-4)·s, smaller is better; `None`
+/// (as `valid = false`) for an id out of range or an inactive site.
+#[derive(CubeType)]
+struct Key<F: Float> {
+    value: F,
+    valid: bool,
+}
+
+#[cube]
+fn ranking_key<F: Float>(
+    sites: &Tensor<F>,
+    id: i32,
+    site_count: usize,
+    qx: F,
+    qy: F,
+    inv_scale_sq: F,
+) -> Key<F> {
+    let mut key = Key::<F> {
+        value: F::new(0.0),
+        valid: false,
+    };
+    if id >= 0 && (id as usize) < site_count {
+        let site = id as usize;
+        if sites[site * SITE_PARAMS + POSITION] >= F::new(0.0) {
+            let tau = F::max(F::exp(sites[site * SITE_PARAMS + LOG_TAU]), F::new(1e-4));
+            let value = tau * site_score::<F>(sites, site, qx, qy, inv_scale_sq, false).value;
+            // NaN and ±∞ keys are never inserted.
+            key.valid = F::abs(value) <= F::new(f32::MAX);
+            key.value = value;
+        }
+    }
+    key
+}
+
+/// [`ranking_key`] from the half-precision copy (see [`pack_sites_kernel`](crate::sad::pack_sites_kernel())), computed in f32 from
+/// the f16-rounded values, as the reference's propagation ranks.
+#[cube]
+fn packed_ranking_key<F: Float, N: Size>(
+    packed: &Tensor<Vector<u32, N>>,
+    id: i32,
+    site_count: usize,
+    qx: F,
+    qy: F,
+    inv_scale_sq: F,
+) -> Key<F> {
+    let mut key = Key::<F> {
+        value: F::new(0.0),
+        valid: false,
+    };
+    if id >= 0 && (id as usize) < site_count {
+        let site = unpack_site::<N>(packed, id as usize);
+        if site.x >= 0.0 {
+            let tau = F::max(F::exp(F::cast_from(site.log_tau)), F::new(1e-4));
+            let score = score_of::<F>(
+                F::cast_from(site.x),
+                F::cast_from(site.y),
+                F::cast_from(site.ux),
+                F::cast_from(site.uy),
+                F::cast_from(site.log_aniso),
+                F::cast_from(site.radius),
+                qx,
+                qy,
+                inv_scale_sq,
+                false,
+            );
+            let value = tau * score.value;
+            key.valid = F::abs(value) <= F::new(f32::MAX);
+            key.value = value;
+        }
+    }
+    key
+}
+
+/// A list of the best candidates found so far at one cell point, best first; an empty entry
+/// holds [`EMPTY`] with key +∞, so a valid key always ranks before it.
+#[derive(CubeType)]
+pub(super) struct Ranked<F: Float> {
+    pub(super) ids: Array<i32>,
+    keys: Array<F>,
+    /// The point the keys are measured at.
+    qx: F,
+    qy: F,
+}
+
+/// An empty list of `len` entries for the point of cell (`cx`, `cy`): its top-left pixel, clamped
+/// to the image, as the reference ranks it.
+#[cube]
+pub(super) fn empty_ranked<F: Float>(
+    cx: usize,
+    cy: usize,
+    downscale: usize,
+    width: usize,
+    height: usize,
+    #[comptime] len: usize,
+) -> Ranked<F> {
+    let mut ids = Array::<i32>::new(len);
+    let mut keys = Array::<F>::new(len);
+    // +∞ from its bits: WGSL has no infinite literal.
+    let infinity = F::cast_from(f32::reinterpret(0x7f80_0000u32));
+    #[unroll]
+    for i in 0..len {
+        ids[i] = EMPTY;
+        keys[i] = infinity;
+    }
+    Ranked::<F> {
+        ids,
+        keys,
+        qx: F::cast_from(usize::min(cx * downscale, width - 1)),
+        qy: F::cast_from(usize::min(cy * downscale, height - 1)),
+    }
+}
+
+/// Whether `list` (length `len`) already holds `id` (an [`EMPTY`] id counts as held, so it is
+/// never ranked).
+#[cube]
+fn holds<F: Float>(list: &mut Ranked<F>, id: i32, #[comptime] len: usize) -> bool {
+    let mut seen = false;
+    #[unroll]
+    for i in 0..len {
+        if list.ids[i] == id {
+            seen = true;
+        }
+    }
+    seen
+}
+
+/// Inserts `id` with `key` into `list` (length `len`) before the first entry whose key is
+/// strictly greater, dropping the last entry; an invalid key, or one no better than the last
+/// entry's, changes nothing.
+#[cube]
+fn insert_keyed<F: Float>(list: &mut Ranked<F>, id: i32, key: Key<F>, #[comptime] len: usize) {
+    // Once a list is full most offers rank behind its last entry: one compare turns them away.
+    if key.valid && key.value < list.keys[comptime![len - 1]] {
+        // From the back, so that every entry is read before it is overwritten: entry i takes
+        // entry i − 1 where the key ranks before that, or the key where it ranks between them.
+        #[unroll]
+        for step in 0..comptime![len - 1] {
+            let i = comptime![len - 1 - step];
+            if key.value < list.keys[comptime![i - 1]] {
+                list.keys[i] = list.keys[comptime![i - 1]];
+                list.ids[i] = list.ids[comptime![i - 1]];
+            } else if key.value < list.keys[i] {
+                list.keys[i] = key.value;
+                list.ids[i] = id;
+            }
+        }
+        if key.value < list.keys[0] {
+            list.keys[0] = key.value;
+            list.ids[0] = id;
+        }
+    }
+}
+
+/// Offers `id` to `list`, ranked from the f32 sites (the jump flood ranks so).
+#[cube]
+pub(super) fn offer<F: Float>(
+    list: &mut Ranked<F>,
+    sites: &Tensor<F>,
+    id: i32,
+    site_count: usize,
+    inv_scale_sq: F,
+    #[comptime] len: usize,
+) {
+    if !holds::<F>(list, id, len) {
+        let key = ranking_key::<F>(sites, id, site_count, list.qx, list.qy, inv_scale_sq);
+        insert_keyed::<F>(list, id, key, len);
+    }
+}
+
+/// Offers `id` to `list`, ranked from the half-precision copy (the propagation ranks so).
+#[cube]
+pub(super) fn offer_packed<F: Float, N: Size>(
+    list: &mut Ranked<F>,
+    packed: &Tensor<Vector<u32, N>>,
+    id: i32,
+    site_count: usize,
+    inv_scale_sq: F,
+) {
+    if !holds::<F>(list, id, K) {
+        let key = packed_ranking_key::<F, N>(packed, id, site_count, list.qx, list.qy, inv_scale_sq);
+        insert_keyed::<F>(list, id, key, K);
+    }
+}

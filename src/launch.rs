@@ -1,0 +1,75 @@
+//! How the SSIM and SAD glue launches its kernels: without CubeCL's per-access bounds checks, as
+//! Burn launches its own, once the launching function has checked every shape on the host.
+//!
+//! A checked launch clamps every global index to its buffer's length: one more load of the
+//! length and a `min` per access, and no vector loads of neighbouring words. The SAD kernels make
+//! dozens of gathers per pixel, and the candidate pass over two hundred per cell, so that cost
+//! shows. The kernels guard their own indices instead (ids against the site count, units past the
+//! grid's edge clamped or stopped), and each launching function checks the shapes those guards
+//! rely on ([`expect_dims`]), so a wrong shape is a panic on the host, never a stray access.
+
+use std::sync::OnceLock;
+
+use burn::backend::TensorMetadata;
+use burn_cubecl::tensor::CubeTensor;
+
+/// Set to `1` to launch every kernel with CubeCL's bounds checks (each out-of-range index is
+/// clamped to the buffer): slower, for telling a kernel's indexing bug from anything else.
+pub const CHECKED_KERNELS_ENV: &str = "BURN_SAD_CHECKED_KERNELS";
+
+/// Whether kernels are launched with CubeCL's bounds checks ([`CHECKED_KERNELS_ENV`]), read once.
+pub(crate) fn bounds_checked() -> bool {
+    static CHECKED: OnceLock<bool> = OnceLock::new();
+    *CHECKED.get_or_init(|| std::env::var(CHECKED_KERNELS_ENV).as_deref() == Ok("1"))
+}
+
+/// Launches a `#[cube(launch, launch_unchecked)]` kernel: `launch_kernel!(kernel(args...))`
+/// (or `kernel::<T>(args...)`). Unchecked unless [`CHECKED_KERNELS_ENV`] asks for checks; the
+/// caller has checked the shapes the kernel's own guards rely on (see [`expect_dims`]).
+macro_rules! launch_kernel {
+    ($kernel:ident $(::<$($generic:ty),+>)? ($($arg:expr),+ $(,)?)) => {
+        if $crate::launch::bounds_checked() {
+            $kernel::launch$(::<$($generic),+>)?($($arg),+)
+        } else {
+            // SAFETY: the kernel keeps its indices inside the buffers whose shapes the caller
+            // checked on the host before this launch.
+            unsafe { $kernel::launch_unchecked$(::<$($generic),+>)?($($arg),+) }
+        }
+    };
+}
+pub(crate) use launch_kernel;
+
+/// Panics unless `tensor` has exactly `dims`: `op` names the op and `what` the argument, for a
+/// message that says which call was wrong.
+#[track_caller]
+pub(crate) fn expect_dims(op: &str, what: &str, tensor: &CubeTensor, dims: &[usize]) {
+    let shape = tensor.shape();
+    assert!(
+        shape.as_slice() == dims,
+        "{op}: {what} is {:?}, expected {dims:?}",
+        shape.as_slice()
+    );
+}
+
+/// Panics unless `tensor` is a matrix of `columns` columns; returns its row count (see
+/// [`expect_dims`]).
+#[track_caller]
+pub(crate) fn expect_rows_of(op: &str, what: &str, tensor: &CubeTensor, columns: usize) -> usize {
+    let shape = tensor.shape();
+    assert!(
+        shape.num_dims() == 2 && shape[1] == columns,
+        "{op}: {what} is {:?}, expected [rows, {columns}]",
+        shape.as_slice()
+    );
+    shape[0]
+}
+
+/// Panics unless `tensor` holds at least `len` elements (see [`expect_dims`]).
+#[track_caller]
+pub(crate) fn expect_len_at_least(op: &str, what: &str, tensor: &CubeTensor, len: usize) {
+    let elements = tensor.shape().num_elements();
+    assert!(
+        elements >= len,
+        "{op}: {what} has {elements} elements, expected at least {len}"
+    );
+}
