@@ -109,8 +109,9 @@ pub trait SadBackend: Backend {
     /// The jump-flood pre-pass of render-only mode: seeds, then steps P/2 … 1.
     fn sad_flood_candidates(sites: FloatTensor<Self>, geometry: RenderGeometry) -> IntTensor<Self>;
 
-    /// The 16-byte half-precision copy of the sites that candidate ranking reads, as the
-    /// reference packs it: `[capacity, 4]` u32 (see `burn_sad_kernels::sad::pack_sites_kernel`).
+    /// The ranking copy of the sites that the propagation pass reads: the reference's f16
+    /// rounding of the ranking inputs, with the per-site part of the key precomputed,
+    /// `[capacity, 8]` u32 (see `burn_sad_kernels::sad::pack_sites_kernel`).
     fn sad_pack_sites(sites: FloatTensor<Self>) -> IntTensor<Self>;
 
     /// One propagation pass, ranking from `packed` (see [`SadBackend::sad_pack_sites`]).

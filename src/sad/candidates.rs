@@ -168,11 +168,12 @@ impl Candidates {
         Self::from_ids(dispatch::flood(sites.clone(), geometry), geometry)
     }
 
-    /// The 16-byte half-precision copy of `sites` that propagation ranks from, `[capacity, 4]`
-    /// u32 words: (x, y), (log τ, radius), (direction x, y), (log anisotropy, 0) as f16 pairs,
-    /// the first in the low half; inactive sites as (−1, −1) and zeros (the reference's
-    /// layout). Where CubeCL kernels cannot run, packed on the host. Read the words back with
-    /// `as u32` (a backend's int type may hold them as signed values).
+    /// The ranking copy of `sites` that propagation ranks from, `[capacity, 8]` u32 words, each
+    /// the bits of an f32: x, y, direction x, y, e^a, 1/e^a, radius and max(τ, 1e-4), where
+    /// position, direction, radius, log τ and log anisotropy are first rounded to f16 as the
+    /// reference's 16-byte packed copy rounds them, so the keys are the reference's; inactive
+    /// sites as (−1, −1) and zeros. Where CubeCL kernels cannot run, packed on the host. Read
+    /// the words back with `as u32` (a backend's int type may hold them as signed values).
     pub fn packed(sites: &Tensor<2>) -> Tensor<2, Int> {
         if uses_fused_kernels(&sites.device()) {
             return dispatch::pack(sites.clone());
@@ -202,7 +203,7 @@ impl Candidates {
         self.propagate_packed(&packed, hilbert, options);
     }
 
-    /// A propagation pass ranking from `packed`, the half-precision copy of the sites.
+    /// A propagation pass ranking from `packed`, the ranking copy of the sites.
     fn propagate_packed(
         &mut self,
         packed: &Tensor<2, Int>,
@@ -258,7 +259,7 @@ impl Candidates {
     ) -> Result<Self, E> {
         let mut candidates = Self::flood(sites, geometry);
         after_step(1)?;
-        // The sites do not change between passes: one half-precision copy serves them all.
+        // The sites do not change between passes: one ranking copy serves them all.
         let packed = uses_fused_kernels(&sites.device()).then(|| dispatch::pack(sites.clone()));
         for pass in 0..passes {
             match &packed {

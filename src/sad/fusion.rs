@@ -67,7 +67,10 @@ fn stepped_shapes<B: FusionBackend>(sites: &Lazy<B>, state: &Lazy<B>) -> [(Shape
 
 impl<B: FusionBackend + SadBackend> SadBackend for Fusion<B> {
     fn sad_render(sites: Lazy<B>, candidates: Lazy<B>, geometry: RenderGeometry) -> Lazy<B> {
-        let image = (Shape::new([3, geometry.height, geometry.width]), sites.dtype);
+        let image = (
+            Shape::new([3, geometry.height, geometry.width]),
+            sites.dtype,
+        );
         let [image] = queue!(format!("burn_sad::sad_render::{geometry:?}");
             floats [sites], ints [candidates] => [image], [];
             float(B::sad_render(sites, candidates, geometry)))
@@ -143,11 +146,11 @@ impl<B: FusionBackend + SadBackend> SadBackend for Fusion<B> {
         pass: PassConfig,
     ) -> Lazy<B> {
         let [ids] = queue!(format!("burn_sad::sad_candidate_pass::{geometry:?}::{pass:?}");
-            floats [], ints [packed, candidates, hilbert_order, hilbert_rank]
-                => [], [ids_shape(geometry)];
-            int(B::sad_candidate_pass(
-                packed, candidates, hilbert_order, hilbert_rank, geometry, pass,
-            )))
+        floats [], ints [packed, candidates, hilbert_order, hilbert_rank]
+            => [], [ids_shape(geometry)];
+        int(B::sad_candidate_pass(
+            packed, candidates, hilbert_order, hilbert_rank, geometry, pass,
+        )))
         .ints;
         ids
     }
@@ -205,11 +208,11 @@ impl<B: FusionBackend + SadBackend> SadBackend for Fusion<B> {
     ) -> (Lazy<B>, Lazy<B>) {
         let [stepped, moments] = stepped_shapes::<B>(&sites, &state);
         let [sites, state] = queue!(
-            format!("burn_sad::sad_diffuse_and_step::{step:?}::{geometry:?}::{lambda}::{passes}");
-            floats [sites, grads, state], ints [candidates] => [stepped, moments], [];
-            floats(B::sad_diffuse_and_step(
-                sites, candidates, grads, state, step, geometry, lambda, passes,
-            )))
+        format!("burn_sad::sad_diffuse_and_step::{step:?}::{geometry:?}::{lambda}::{passes}");
+        floats [sites, grads, state], ints [candidates] => [stepped, moments], [];
+        floats(B::sad_diffuse_and_step(
+            sites, candidates, grads, state, step, geometry, lambda, passes,
+        )))
         .floats;
         (sites, state)
     }

@@ -3,7 +3,10 @@
 //! kernels with them, and backends that cannot run CubeCL kernels use them directly.
 
 use burn::tensor::{Bool, Int, Tensor, TensorData};
-use burn_sad_kernels::sad::{DIRECTION, K, LOG_ANISO, LOG_TAU, POSITION, RADIUS, SITE_PARAMS};
+use burn_sad_kernels::sad::{
+    DIRECTION, K, LOG_ANISO, LOG_TAU, PACKED_WORDS, POSITION, RADIUS, RANK_DIRECTION, RANK_RADIUS,
+    RANK_SQUEEZE, RANK_STRETCH, RANK_TAU, RANK_X, SITE_PARAMS,
+};
 
 use super::RenderGeometry;
 use super::sites::INACTIVE_SITE;
@@ -226,24 +229,30 @@ pub fn ranking_view(site: &[f32; SITE_PARAMS]) -> [f32; SITE_PARAMS] {
     view
 }
 
-/// The packed half-precision copy of `sites`, 4 words per site (see [`Candidates::packed`]).
+/// The ranking copy of `sites`, 8 words per site (see [`Candidates::packed`]); its
+/// exponentials are the host's, which may differ from a device's in the last bit.
 ///
 /// [`Candidates::packed`]: super::Candidates::packed
 pub fn pack_sites_reference(sites: &[[f32; SITE_PARAMS]]) -> Vec<u32> {
-    let pair = |low: f32, high: f32| u32::from(f16_bits(low)) | u32::from(f16_bits(high)) << 16;
-    sites
-        .iter()
-        .flat_map(|s| {
-            if s[POSITION] >= 0.0 {
-                [
-                    pair(s[POSITION], s[POSITION + 1]),
-                    pair(s[LOG_TAU], s[RADIUS]),
-                    pair(s[DIRECTION], s[DIRECTION + 1]),
-                    pair(s[LOG_ANISO], 0.0),
-                ]
-            } else {
-                [pair(-1.0, -1.0), 0, 0, 0]
-            }
-        })
-        .collect()
+    let mut words = Vec::with_capacity(sites.len() * PACKED_WORDS);
+    for site in sites {
+        let mut record = [0.0f32; PACKED_WORDS];
+        if site[POSITION] >= 0.0 {
+            let view = ranking_view(site);
+            let stretch = view[LOG_ANISO].exp();
+            record[RANK_X] = view[POSITION];
+            record[RANK_X + 1] = view[POSITION + 1];
+            record[RANK_DIRECTION] = view[DIRECTION];
+            record[RANK_DIRECTION + 1] = view[DIRECTION + 1];
+            record[RANK_STRETCH] = stretch;
+            record[RANK_SQUEEZE] = 1.0 / stretch;
+            record[RANK_RADIUS] = view[RADIUS];
+            record[RANK_TAU] = view[LOG_TAU].exp().max(1e-4);
+        } else {
+            record[RANK_X] = -1.0;
+            record[RANK_X + 1] = -1.0;
+        }
+        words.extend(record.map(f32::to_bits));
+    }
+    words
 }

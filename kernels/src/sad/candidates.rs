@@ -6,7 +6,7 @@
 
 use cubecl::prelude::*;
 
-use super::ranked::{empty_ranked, offer, offer_packed};
+use super::ranked::{empty_ranked, offer};
 use super::{EMPTY, K, POSITION, SITE_PARAMS};
 
 /// Marsaglia's xorshift32 step.
@@ -76,13 +76,15 @@ pub fn seed_candidates_kernel<F: Float>(
 
 /// One jump-flood step: each cell keeps the best 4 of the lists held in half `read_half` (slots
 /// `4·read_half .. 4·read_half + 4`) by itself and its 8 neighbours at distance `step`, and
-/// writes them to the other half.
+/// writes them to the other half. Ranked from `packed`, the exact (not f16-rounded) ranking copy
+/// of the sites (see [`pack_sites_kernel`](crate::sad::pack_sites_kernel())), as the reference
+/// floods from its f32 sites.
 ///
 /// Launch with one unit per cell, 2D.
 #[cube(launch, launch_unchecked)]
 #[allow(clippy::too_many_arguments)]
-pub fn jfa_flood_kernel<F: Float>(
-    sites: &Tensor<F>,
+pub fn jfa_flood_kernel<F: Float, N: Size>(
+    packed: &Tensor<Vector<u32, N>>,
     candidates: &mut Tensor<i32>,
     cand_w: usize,
     cand_h: usize,
@@ -113,7 +115,7 @@ pub fn jfa_flood_kernel<F: Float>(
         let mut i = 0usize;
         while i < 4 {
             let id = candidates[neighbour + i];
-            offer::<F>(&mut list, sites, id, site_count, inv_scale_sq, 4usize);
+            offer::<F, N>(&mut list, packed, id, site_count, inv_scale_sq, 4usize);
             i += 1;
         }
         sample += 1;
@@ -130,9 +132,9 @@ pub fn jfa_flood_kernel<F: Float>(
 /// site along the Hilbert curve (within ±`hilbert_window` positions) and `inject` random sites,
 /// and keeps the best [`K`] distinct live ones.
 ///
-/// Candidates are ranked from `packed`, the half-precision copy of the sites (see
-/// [`pack_sites_kernel`](crate::sad::pack_sites_kernel())), one 16-byte load per site where the
-/// launch gives it vectors of [`PACKED_WORDS`](super::PACKED_WORDS) words (else word by word). `hilbert_order[r]` is the site at rank r on the curve and
+/// Candidates are ranked from `packed`, the ranking copy of the sites (see
+/// [`pack_sites_kernel`](crate::sad::pack_sites_kernel())), two 16-byte loads per site where the
+/// launch gives it vectors of 4 words (else word by word). `hilbert_order[r]` is the site at rank r on the curve and
 /// `hilbert_rank[i]` the rank of site i. `pass` is the global pass counter, which seeds the probes. Launch with one unit per cell,
 /// 2D.
 #[cube(launch, launch_unchecked)]
@@ -188,7 +190,7 @@ pub fn candidate_pass_kernel<F: Float, N: Size>(
         let mut i = 0usize;
         while i < K {
             let id = input[neighbour + i];
-            offer_packed::<F, N>(&mut list, packed, id, site_count, inv_scale_sq);
+            offer::<F, N>(&mut list, packed, id, site_count, inv_scale_sq, K);
             i += 1;
         }
         source += 1;
@@ -206,7 +208,7 @@ pub fn candidate_pass_kernel<F: Float, N: Size>(
             let offset = (state % span) as i32 - hilbert_window as i32;
             let at = i32::clamp(rank + offset, 0, site_count as i32 - 1);
             let id = hilbert_order[at as usize];
-            offer_packed::<F, N>(&mut list, packed, id, site_count, inv_scale_sq);
+            offer::<F, N>(&mut list, packed, id, site_count, inv_scale_sq, K);
             i += 1;
         }
     }
@@ -216,7 +218,7 @@ pub fn candidate_pass_kernel<F: Float, N: Size>(
     while i < inject {
         state = xorshift32(state + i);
         let id = (state % site_count as u32) as i32;
-        offer_packed::<F, N>(&mut list, packed, id, site_count, inv_scale_sq);
+        offer::<F, N>(&mut list, packed, id, site_count, inv_scale_sq, K);
         i += 1;
     }
 

@@ -1,7 +1,9 @@
-//! The 16-byte half-precision site copy that candidate ranking reads, as the reference's
-//! `packCandidateSitesKernel` makes it: a quarter of the bytes of the f32 sites per candidate
-//! scored, and the same f16 rounding of the ranking inputs as the reference, so lists built from
-//! the same sites agree with its lists.
+//! The ranking copy of the sites that the propagation pass reads: the ranking inputs rounded to
+//! f16 as the reference's `packCandidateSitesKernel` rounds them, so lists built from the same
+//! sites agree with its lists, and the per-site part of the ranking key (τ, e^a, 1/e^a) computed
+//! once per site in f32 from the rounded values, as the reference computes it on every offer: its
+//! pass spends most of its instructions on two exponentials and a division per candidate scored,
+//! 40 to 45 times per cell. 32 bytes a site, one L2 sector, read as two 16-byte loads.
 //!
 //! The conversions are integer bit operations (round to nearest even), so they run on runtimes
 //! without f16 arithmetic (WGSL without `shader-f16`, lavapipe).
@@ -10,9 +12,20 @@ use cubecl::prelude::*;
 
 use super::{DIRECTION, LOG_ANISO, LOG_TAU, POSITION, RADIUS, SITE_PARAMS};
 
-/// u32 words per packed site: (x, y), (log τ, radius), (direction x, y), (log anisotropy, 0),
-/// each word two f16 values, the first in the low half.
-pub const PACKED_WORDS: usize = 4;
+/// u32 words per site of the ranking copy (see [`pack_sites_kernel`]): 32 bytes, one L2 sector.
+pub const PACKED_WORDS: usize = 8;
+/// Word of x̃ in the ranking copy (ỹ follows).
+pub const RANK_X: usize = 0;
+/// Word of ũx (ũy follows).
+pub const RANK_DIRECTION: usize = 2;
+/// Word of e^ã.
+pub const RANK_STRETCH: usize = 4;
+/// Word of 1 / e^ã.
+pub const RANK_SQUEEZE: usize = 5;
+/// Word of r̃.
+pub const RANK_RADIUS: usize = 6;
+/// Word of max(e^ℓ̃, 1e-4).
+pub const RANK_TAU: usize = 7;
 
 /// The f16 nearest to `value` (ties to even), as its 16 bits.
 #[cube]
@@ -51,14 +64,34 @@ pub fn f16_value(half: u32) -> f32 {
     f32::reinterpret(sign | u32::reinterpret(scaled))
 }
 
-/// Two f16 values in one word, `low` in bits 0–15.
+/// Column `index` of `sites` as an f32, rounded to the nearest f16 (ties to even) where
+/// `round_to_f16`.
 #[cube]
-fn pack_pair(low: f32, high: f32) -> u32 {
-    f16_bits(low) | (f16_bits(high) << 16)
+fn ranking_input<F: Float>(sites: &Tensor<F>, index: usize, #[comptime] round_to_f16: bool) -> f32 {
+    let value = f32::cast_from(sites[index]);
+    let mut out = value;
+    if comptime![round_to_f16] {
+        out = f16_value(f16_bits(value));
+    }
+    out
 }
 
-/// Writes the packed copy `packed` (`[capacity, 4]` u32) of `sites`. Inactive sites get position
-/// (−1, −1) and zeros, as the reference packs them.
+/// [`ranking_input`]'s bits.
+#[cube]
+fn ranking_input_bits<F: Float>(
+    sites: &Tensor<F>,
+    index: usize,
+    #[comptime] round_to_f16: bool,
+) -> u32 {
+    u32::reinterpret(ranking_input::<F>(sites, index, round_to_f16))
+}
+
+/// Writes the ranking copy `packed` (`[capacity, PACKED_WORDS]` u32) of `sites`: the f32 bits of
+/// x̃, ỹ, ũx, ũy, e^ã, 1/e^ã, r̃ and max(e^ℓ̃, 1e-4), where ~ marks a value rounded to f16 as the
+/// reference packs it (its `packCandidateSitesKernel`) when `round_to_f16` (the propagation pass
+/// ranks so) and the value itself otherwise (the jump flood ranks so); the rest is what the
+/// reference's ranking computes in f32 from those, once per site here instead of once per offer.
+/// Inactive sites get position (−1, −1) and zeros.
 ///
 /// Launch with one unit per site, 1D.
 #[cube(launch, launch_unchecked)]
@@ -66,6 +99,7 @@ pub fn pack_sites_kernel<F: Float>(
     sites: &Tensor<F>,
     packed: &mut Tensor<u32>,
     site_count: usize,
+    #[comptime] round_to_f16: bool,
     #[define(F)] _dtype: ElemType,
 ) {
     let site = ABSOLUTE_POS;
@@ -73,71 +107,78 @@ pub fn pack_sites_kernel<F: Float>(
         let base = site * SITE_PARAMS;
         let out = site * PACKED_WORDS;
         let x = f32::cast_from(sites[base + POSITION]);
+        let mut word = Array::<u32>::new(PACKED_WORDS);
+        #[unroll]
+        for i in 0..PACKED_WORDS {
+            word[i] = 0u32;
+        }
+        let minus_one = u32::reinterpret(-1.0f32);
+        word[RANK_X] = minus_one;
+        word[RANK_X + 1] = minus_one;
         if x >= 0.0 {
-            let y = f32::cast_from(sites[base + POSITION + 1]);
-            let log_tau = f32::cast_from(sites[base + LOG_TAU]);
-            let radius = f32::cast_from(sites[base + RADIUS]);
-            let ux = f32::cast_from(sites[base + DIRECTION]);
-            let uy = f32::cast_from(sites[base + DIRECTION + 1]);
-            let log_aniso = f32::cast_from(sites[base + LOG_ANISO]);
-            packed[out] = pack_pair(x, y);
-            packed[out + 1] = pack_pair(log_tau, radius);
-            packed[out + 2] = pack_pair(ux, uy);
-            packed[out + 3] = pack_pair(log_aniso, 0.0f32);
-        } else {
-            packed[out] = pack_pair(-1.0f32, -1.0f32);
-            packed[out + 1] = 0u32;
-            packed[out + 2] = 0u32;
-            packed[out + 3] = 0u32;
+            let stretch = f32::exp(ranking_input::<F>(sites, base + LOG_ANISO, round_to_f16));
+            let log_tau = ranking_input::<F>(sites, base + LOG_TAU, round_to_f16);
+            word[RANK_X] = ranking_input_bits::<F>(sites, base + POSITION, round_to_f16);
+            word[RANK_X + 1] = ranking_input_bits::<F>(sites, base + POSITION + 1, round_to_f16);
+            word[RANK_DIRECTION] = ranking_input_bits::<F>(sites, base + DIRECTION, round_to_f16);
+            word[RANK_DIRECTION + 1] =
+                ranking_input_bits::<F>(sites, base + DIRECTION + 1, round_to_f16);
+            word[RANK_STRETCH] = u32::reinterpret(stretch);
+            word[RANK_SQUEEZE] = u32::reinterpret(1.0f32 / stretch);
+            word[RANK_RADIUS] = ranking_input_bits::<F>(sites, base + RADIUS, round_to_f16);
+            word[RANK_TAU] = u32::reinterpret(f32::max(f32::exp(log_tau), 1e-4f32));
+        }
+        #[unroll]
+        for i in 0..PACKED_WORDS {
+            packed[out + i] = word[i];
         }
     }
 }
 
-/// A site as the ranking sees it, unpacked to f32.
+/// A site as the ranking reads it from the ranking copy.
 #[derive(CubeType)]
-pub struct HalfSite {
+pub struct RankingSite {
     /// Position x (negative: inactive).
     pub x: f32,
     /// Position y.
     pub y: f32,
-    /// log τ.
-    pub log_tau: f32,
-    /// Radius.
-    pub radius: f32,
     /// Direction x.
     pub ux: f32,
     /// Direction y.
     pub uy: f32,
-    /// Log anisotropy.
-    pub log_aniso: f32,
+    /// e^a.
+    pub stretch: f32,
+    /// 1 / e^a.
+    pub squeeze: f32,
+    /// Radius.
+    pub radius: f32,
+    /// max(τ, 1e-4).
+    pub tau: f32,
 }
 
-/// Site `site` of the packed copy, read as one 16-byte vector where `packed` has vectors of
-/// [`PACKED_WORDS`] words, else word by word.
+/// Site `site` of the ranking copy, read in vectors of `packed`'s vector size (4 words: two
+/// 16-byte loads, one 32-byte sector; 1: word by word).
 #[cube]
-pub fn unpack_site<N: Size>(packed: &Tensor<Vector<u32, N>>, site: usize) -> HalfSite {
+pub fn unpack_site<N: Size>(packed: &Tensor<Vector<u32, N>>, site: usize) -> RankingSite {
     let words_per_load = packed.vector_size();
-    let mut word = Array::<u32>::new(PACKED_WORDS);
-    if comptime![words_per_load == PACKED_WORDS] {
-        let words = packed[site];
+    let loads = comptime![PACKED_WORDS / words_per_load];
+    let mut word = Array::<f32>::new(PACKED_WORDS);
+    #[unroll]
+    for load in 0..loads {
+        let words = packed[site * loads + load];
         #[unroll]
-        for i in 0..PACKED_WORDS {
-            word[i] = words.extract(i);
-        }
-    } else {
-        #[unroll]
-        for i in 0..PACKED_WORDS {
-            word[i] = packed[site * PACKED_WORDS + i].extract(0usize);
+        for i in 0..words_per_load {
+            word[load * words_per_load + i] = f32::reinterpret(words.extract(i));
         }
     }
-    let (position, shape, direction, aniso) = (word[0], word[1], word[2], word[3]);
-    HalfSite {
-        x: f16_value(position & 0xffffu32),
-        y: f16_value(position >> 16),
-        log_tau: f16_value(shape & 0xffffu32),
-        radius: f16_value(shape >> 16),
-        ux: f16_value(direction & 0xffffu32),
-        uy: f16_value(direction >> 16),
-        log_aniso: f16_value(aniso & 0xffffu32),
+    RankingSite {
+        x: word[RANK_X],
+        y: word[RANK_X + 1],
+        ux: word[RANK_DIRECTION],
+        uy: word[RANK_DIRECTION + 1],
+        stretch: word[RANK_STRETCH],
+        squeeze: word[RANK_SQUEEZE],
+        radius: word[RANK_RADIUS],
+        tau: word[RANK_TAU],
     }
 }

@@ -39,7 +39,10 @@ pub use adam::{
 pub use candidates::{
     candidate_pass_kernel, init_candidates_kernel, jfa_flood_kernel, seed_candidates_kernel,
 };
-pub use half::{PACKED_WORDS, f16_bits, f16_value, pack_sites_kernel};
+pub use half::{
+    PACKED_WORDS, RANK_DIRECTION, RANK_RADIUS, RANK_SQUEEZE, RANK_STRETCH, RANK_TAU, RANK_X,
+    f16_bits, f16_value, pack_sites_kernel,
+};
 pub use prune::{
     RADIX_BINS, SELECT_STATE, prune_choose_kernel, prune_histogram_kernel, prune_mark_kernel,
     prune_start_kernel,

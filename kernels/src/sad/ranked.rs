@@ -4,9 +4,9 @@
 
 use cubecl::prelude::*;
 
+use super::EMPTY;
 use super::half::unpack_site;
-use super::score::{score_of, site_score};
-use super::{EMPTY, K, LOG_TAU, POSITION, SITE_PARAMS};
+use super::score::stretched_score;
 
 /// The ranking key of `id` at point (`qx`, `qy`): max(τ, 1e-4)·s, smaller is better; `None`
 /// (as `valid = false`) for an id out of range or an inactive site.
@@ -16,36 +16,12 @@ struct Key<F: Float> {
     valid: bool,
 }
 
+/// The ranking key of `id` at point (`qx`, `qy`): max(τ, 1e-4)·s, smaller is better; invalid for
+/// an id out of range or an inactive site. Read from a ranking copy (see
+/// [`pack_sites_kernel`](crate::sad::pack_sites_kernel())): f16-rounded values for the
+/// propagation pass, exact ones for the jump flood, as the reference ranks each.
 #[cube]
-fn ranking_key<F: Float>(
-    sites: &Tensor<F>,
-    id: i32,
-    site_count: usize,
-    qx: F,
-    qy: F,
-    inv_scale_sq: F,
-) -> Key<F> {
-    let mut key = Key::<F> {
-        value: F::new(0.0),
-        valid: false,
-    };
-    if id >= 0 && (id as usize) < site_count {
-        let site = id as usize;
-        if sites[site * SITE_PARAMS + POSITION] >= F::new(0.0) {
-            let tau = F::max(F::exp(sites[site * SITE_PARAMS + LOG_TAU]), F::new(1e-4));
-            let value = tau * site_score::<F>(sites, site, qx, qy, inv_scale_sq, false).value;
-            // NaN and ±∞ keys are never inserted.
-            key.valid = F::abs(value) <= F::new(f32::MAX);
-            key.value = value;
-        }
-    }
-    key
-}
-
-/// [`ranking_key`] from the half-precision copy (see [`pack_sites_kernel`](crate::sad::pack_sites_kernel())), computed in f32 from
-/// the f16-rounded values, as the reference's propagation ranks.
-#[cube]
-fn packed_ranking_key<F: Float, N: Size>(
+fn ranking_key<F: Float, N: Size>(
     packed: &Tensor<Vector<u32, N>>,
     id: i32,
     site_count: usize,
@@ -60,18 +36,18 @@ fn packed_ranking_key<F: Float, N: Size>(
     if id >= 0 && (id as usize) < site_count {
         let site = unpack_site::<N>(packed, id as usize);
         if site.x >= 0.0 {
-            let tau = F::max(F::exp(F::cast_from(site.log_tau)), F::new(1e-4));
-            let score = score_of::<F>(
+            let tau = F::cast_from(site.tau);
+            let score = stretched_score::<F>(
                 F::cast_from(site.x),
                 F::cast_from(site.y),
                 F::cast_from(site.ux),
                 F::cast_from(site.uy),
-                F::cast_from(site.log_aniso),
+                F::cast_from(site.stretch),
+                F::cast_from(site.squeeze),
                 F::cast_from(site.radius),
                 qx,
                 qy,
                 inv_scale_sq,
-                false,
             );
             let value = tau * score.value;
             key.valid = F::abs(value) <= F::new(f32::MAX);
@@ -161,33 +137,18 @@ fn insert_keyed<F: Float>(list: &mut Ranked<F>, id: i32, key: Key<F>, #[comptime
     }
 }
 
-/// Offers `id` to `list`, ranked from the f32 sites (the jump flood ranks so).
+/// Offers `id` to `list` (length `len`), ranked from the ranking copy `packed`.
 #[cube]
-pub(super) fn offer<F: Float>(
+pub(super) fn offer<F: Float, N: Size>(
     list: &mut Ranked<F>,
-    sites: &Tensor<F>,
+    packed: &Tensor<Vector<u32, N>>,
     id: i32,
     site_count: usize,
     inv_scale_sq: F,
     #[comptime] len: usize,
 ) {
     if !holds::<F>(list, id, len) {
-        let key = ranking_key::<F>(sites, id, site_count, list.qx, list.qy, inv_scale_sq);
+        let key = ranking_key::<F, N>(packed, id, site_count, list.qx, list.qy, inv_scale_sq);
         insert_keyed::<F>(list, id, key, len);
-    }
-}
-
-/// Offers `id` to `list`, ranked from the half-precision copy (the propagation ranks so).
-#[cube]
-pub(super) fn offer_packed<F: Float, N: Size>(
-    list: &mut Ranked<F>,
-    packed: &Tensor<Vector<u32, N>>,
-    id: i32,
-    site_count: usize,
-    inv_scale_sq: F,
-) {
-    if !holds::<F>(list, id, K) {
-        let key = packed_ranking_key::<F, N>(packed, id, site_count, list.qx, list.qy, inv_scale_sq);
-        insert_keyed::<F>(list, id, key, K);
     }
 }

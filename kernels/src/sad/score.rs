@@ -67,6 +67,42 @@ pub fn score_of<F: Float>(
     inv_scale_sq: F,
     #[comptime] guard_stretch: bool,
 ) -> Score<F> {
+    let stretch = F::exp(log_aniso);
+    let mut squeeze = F::new(1.0) / stretch;
+    if comptime![guard_stretch] {
+        squeeze = F::new(1.0) / F::max(stretch, F::new(1e-8));
+    }
+    stretched_score::<F>(
+        px,
+        py,
+        ux,
+        uy,
+        stretch,
+        squeeze,
+        radius,
+        qx,
+        qy,
+        inv_scale_sq,
+    )
+}
+
+/// [`score_of`] with the site's e^a (`stretch`) and its inverse (`squeeze`) given, as the
+/// ranking copy of the sites holds them precomputed: the same operations in the same order, so
+/// the same score to the bit.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+pub fn stretched_score<F: Float>(
+    px: F,
+    py: F,
+    ux: F,
+    uy: F,
+    stretch: F,
+    squeeze: F,
+    radius: F,
+    qx: F,
+    qy: F,
+    inv_scale_sq: F,
+) -> Score<F> {
     let zero = F::new(0.0);
     let dx = qx - px;
     let dy = qy - py;
@@ -74,11 +110,6 @@ pub fn score_of<F: Float>(
     let proj = ux * dx + uy * dy;
     let proj2 = proj * proj;
     let perp2 = F::max(diff2 - proj2, zero);
-    let stretch = F::exp(log_aniso);
-    let mut squeeze = F::new(1.0) / stretch;
-    if comptime![guard_stretch] {
-        squeeze = F::new(1.0) / F::max(stretch, F::new(1e-8));
-    }
     let d2 = F::max(
         (stretch * proj2 + squeeze * perp2) * inv_scale_sq,
         F::new(1e-8),

@@ -44,6 +44,8 @@ pub(super) fn flood_candidates(sites: CubeTensor, geometry: RenderGeometry) -> C
     let candidates = empty_ids(&sites, geometry);
     expect_sites_and_lists("sad_flood_candidates", &sites, &candidates, geometry);
     seed_sites(&sites, &candidates, geometry);
+    // The flood ranks by exact keys, as the reference's f32 flood does.
+    let ranking = ranking_copy(&sites, false);
     let (count, dim) = cell_grid(geometry);
     let top = geometry.cand_w().max(geometry.cand_h()).next_power_of_two() as u32;
     let mut step = top / 2;
@@ -53,7 +55,8 @@ pub(super) fn flood_candidates(sites: CubeTensor, geometry: RenderGeometry) -> C
             &sites.client,
             count.clone(),
             dim,
-            sites.clone().into_tensor_arg(),
+            ranking_vector_size(),
+            ranking.clone().into_tensor_arg(),
             candidates.clone().into_tensor_arg(),
             geometry.cand_w(),
             geometry.cand_h(),
@@ -84,10 +87,15 @@ pub(super) fn flood_candidates(sites: CubeTensor, geometry: RenderGeometry) -> C
     candidates
 }
 
-/// The half-precision copy of `sites` that the propagation ranks from, `[capacity, 4]` u32.
+/// The ranking copy of `sites` that the propagation ranks from (f16-rounded inputs),
+/// `[capacity, PACKED_WORDS]` u32.
 pub(super) fn pack_sites(sites: CubeTensor) -> CubeTensor {
-    let sites = into_contiguous(sites);
-    let count_sites = expect_rows_of("sad_pack_sites", "the sites", &sites, SITE_PARAMS);
+    ranking_copy(&into_contiguous(sites), true)
+}
+
+/// The ranking copy of contiguous `sites`, its inputs rounded to f16 where `round_to_f16`.
+fn ranking_copy(sites: &CubeTensor, round_to_f16: bool) -> CubeTensor {
+    let count_sites = expect_rows_of("sad_pack_sites", "the sites", sites, SITE_PARAMS);
     let packed = empty_device_contiguous_dtype(
         sites.client.clone(),
         sites.device.clone(),
@@ -102,6 +110,7 @@ pub(super) fn pack_sites(sites: CubeTensor) -> CubeTensor {
         sites.clone().into_tensor_arg(),
         packed.clone().into_tensor_arg(),
         count_sites,
+        round_to_f16,
         dtype_to_storage_type(sites.dtype),
     ));
     packed
@@ -130,7 +139,7 @@ pub(super) fn candidate_pass(
         &packed.client,
         count,
         dim,
-        packed_vector_size(),
+        ranking_vector_size(),
         packed.clone().into_tensor_arg(),
         input.into_tensor_arg(),
         output.clone().into_tensor_arg(),
@@ -153,15 +162,18 @@ pub(super) fn candidate_pass(
     output
 }
 
-/// Set to `0` to have the propagation pass read each packed site word by word instead of as one
-/// 16-byte vector, for measuring both.
+/// Set to `0` to have the propagation pass read each site of the ranking copy word by word
+/// instead of as two 16-byte vectors, for measuring both.
 pub const VECTOR_LOADS_ENV: &str = "BURN_SAD_VECTOR_LOADS";
 
-/// Words per load of the packed sites in the propagation pass ([`VECTOR_LOADS_ENV`]).
-fn packed_vector_size() -> usize {
+/// Words in one 16-byte load.
+const RANKING_LOAD_WORDS: usize = 4;
+
+/// Words per load of the ranking copy in the propagation pass ([`VECTOR_LOADS_ENV`]).
+fn ranking_vector_size() -> usize {
     match std::env::var(VECTOR_LOADS_ENV).as_deref() {
         Ok("0") => 1,
-        _ => PACKED_WORDS,
+        _ => RANKING_LOAD_WORDS,
     }
 }
 

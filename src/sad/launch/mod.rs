@@ -96,7 +96,12 @@ fn expect_sites_and_lists(
     geometry: RenderGeometry,
 ) {
     expect_rows_of(op, "the sites", sites, SITE_PARAMS);
-    expect_dims(op, "the candidate lists", candidates, &[geometry.cells(), K]);
+    expect_dims(
+        op,
+        "the candidate lists",
+        candidates,
+        &[geometry.cells(), K],
+    );
 }
 
 fn capacity(sites: &CubeTensor) -> usize {

@@ -9,8 +9,8 @@ use burn_sad_kernels::sad::{
 };
 
 use super::{
-    capacity, empty_f32, empty_i32, expect_sites_and_lists, ids, image_grid,
-    native_shared_atomics, site_grid, zeros_f32,
+    capacity, empty_f32, empty_i32, expect_sites_and_lists, ids, image_grid, native_shared_atomics,
+    site_grid, zeros_f32,
 };
 use crate::launch::{expect_dims, expect_len_at_least, expect_rows_of, launch_kernel};
 use crate::sad::RenderGeometry;
