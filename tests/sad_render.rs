@@ -279,7 +279,7 @@ fn the_ranking_copy_rounds_like_the_host() {
     let expected = pack_sites_reference(&table.sites);
     assert_eq!(got.len(), expected.len());
     // Words 0–3 and 6 are f16-rounded inputs: the same bits as the host's rounding. Words 4, 5
-    // and 7 (e^a, 1/e^a, max(τ, 1e-4)) are the device's exponentials of those: within a few ulps.
+    // and 7 (e^a, 1/e^a, τ) are the device's exponentials of those: within a few ulps.
     // An input that rounds to an f16 infinity or NaN comes out of the device at 2^16 or more.
     // The exponentials of such a value are not compared (the host's f16 NaN is the device's
     // 98 304).

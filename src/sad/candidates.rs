@@ -169,7 +169,7 @@ impl Candidates {
     }
 
     /// The ranking copy of `sites` that propagation ranks from, `[capacity, 8]` u32 words, each
-    /// the bits of an f32: x, y, direction x, y, e^a, 1/e^a, radius and max(τ, 1e-4), where
+    /// the bits of an f32: x, y, direction x, y, e^a, 1/e^a, radius and τ, where
     /// position, direction, radius, log τ and log anisotropy are first rounded to f16 as the
     /// reference's 16-byte packed copy rounds them, so the keys are the reference's; inactive
     /// sites as (−1, −1) and zeros. Where CubeCL kernels cannot run, packed on the host. Read

@@ -247,7 +247,7 @@ pub fn pack_sites_reference(sites: &[[f32; SITE_PARAMS]]) -> Vec<u32> {
             record[RANK_STRETCH] = stretch;
             record[RANK_SQUEEZE] = 1.0 / stretch;
             record[RANK_RADIUS] = view[RADIUS];
-            record[RANK_TAU] = view[LOG_TAU].exp().max(1e-4);
+            record[RANK_TAU] = view[LOG_TAU].exp();
         } else {
             record[RANK_X] = -1.0;
             record[RANK_X + 1] = -1.0;

@@ -1,9 +1,11 @@
-//! A pixel's softmax blend over its cell's candidates, shared by the forward and the backward.
+//! A pixel's softmax blend over its cell's candidates, shared by the forward, the backward and
+//! the statistics; sites are read from their full records (see [`record`](super::record)).
 
 use cubecl::prelude::*;
 
-use super::score::{Score, is_live, site_score};
-use super::{COLOR, K, LOG_TAU, SITE_PARAMS};
+use super::K;
+use super::record::{RECORD_WORDS, RecordSite, read_colour, read_site};
+use super::score::{Score, score_of};
 
 /// The blend weights of one pixel.
 #[derive(CubeType)]
@@ -25,11 +27,11 @@ pub struct Blend<F: Float> {
 
 /// The blend at point (`qx`, `qy`) over the `K` candidates of `cell`: logits z_k = −τ·s_k,
 /// softmax with max subtraction over the live slots, weights = e_k · (1 / max(Σe, 1e-8)).
-/// `guard_stretch` as in [`site_score`].
+/// `guard_stretch` as in [`slot_score`].
 #[cube]
 #[allow(clippy::too_many_arguments)]
-pub fn blend_weights<F: Float>(
-    sites: &Tensor<F>,
+pub fn blend_weights<F: Float, N: Size>(
+    records: &Tensor<Vector<u32, N>>,
     candidates: &Tensor<i32>,
     cell: usize,
     site_count: usize,
@@ -46,14 +48,13 @@ pub fn blend_weights<F: Float>(
     #[unroll]
     for k in 0..K {
         let id = candidates[cell * K + k];
-        let ok = is_live::<F>(sites, id, site_count);
-        live[k] = ok;
+        let site = read_site::<N>(records, id, site_count, RECORD_WORDS);
+        live[k] = site.live;
         ids[k] = 0;
         weights[k] = F::new(0.0);
-        if ok {
-            let site = id as usize;
-            let z = slot_score::<F>(sites, site, qx, qy, inv_scale_sq, guard_stretch).logit;
-            ids[k] = site;
+        if site.live {
+            let z = slot_score::<F>(&site, qx, qy, inv_scale_sq, guard_stretch).logit;
+            ids[k] = id as usize;
             weights[k] = z;
             if !any || z > max {
                 max = z;
@@ -100,20 +101,38 @@ pub struct SlotScore<F: Float> {
     pub logit: F,
 }
 
-/// [`SlotScore`] of a live `site` at point (`qx`, `qy`); `guard_stretch` as in [`site_score`].
-/// The one place a slot's logit is formed, so a weight formed again (see [`slot_weight`]) is the
-/// blend's, bit for bit.
+/// [`SlotScore`] of a live `site` at point (`qx`, `qy`). `guard_stretch` floors e^a at 1e-8
+/// before inverting it, as the reference's gradient pass does (its render pass does not); the
+/// record's e^−a is 1 / e^a, the same value wherever e^a ≥ 1e-8. The one place a slot's logit is
+/// formed, so a weight formed again (see [`slot_weight`]) is the blend's, bit for bit.
 #[cube]
 pub fn slot_score<F: Float>(
-    sites: &Tensor<F>,
-    site: usize,
+    site: &RecordSite,
     qx: F,
     qy: F,
     inv_scale_sq: F,
     #[comptime] guard_stretch: bool,
 ) -> SlotScore<F> {
-    let tau = F::exp(sites[site * SITE_PARAMS + LOG_TAU]);
-    let score = site_score::<F>(sites, site, qx, qy, inv_scale_sq, guard_stretch);
+    let stretch = F::cast_from(site.stretch);
+    let mut squeeze = F::cast_from(site.squeeze);
+    if comptime![guard_stretch] {
+        if stretch < F::new(1e-8) {
+            squeeze = F::new(1.0) / F::new(1e-8);
+        }
+    }
+    let tau = F::cast_from(site.tau);
+    let score = score_of::<F>(
+        F::cast_from(site.x),
+        F::cast_from(site.y),
+        F::cast_from(site.ux),
+        F::cast_from(site.uy),
+        stretch,
+        squeeze,
+        F::cast_from(site.radius),
+        qx,
+        qy,
+        inv_scale_sq,
+    );
     let logit = -tau * score.value;
     SlotScore::<F> { tau, score, logit }
 }
@@ -125,14 +144,26 @@ pub fn slot_weight<F: Float>(blend: &Blend<F>, z: F) -> F {
     F::exp(z - blend.max) * blend.inv_sum
 }
 
-/// Channel `c` of the pixel's colour: Σ_k w_k · (colour c of slot k's site) over the live slots.
+/// The pixel's colour `[r, g, b]`: Σ_k w_k · (colour of slot k's site) over the live slots, each
+/// channel summed in slot order.
 #[cube]
-pub fn blended_channel<F: Float>(sites: &Tensor<F>, blend: &Blend<F>, c: usize) -> F {
-    let mut sum = F::new(0.0);
+pub fn blended_colour<F: Float, N: Size>(
+    records: &Tensor<Vector<u32, N>>,
+    blend: &Blend<F>,
+) -> Array<F> {
+    let mut sum = Array::<F>::new(3usize);
+    #[unroll]
+    for c in 0..3 {
+        sum[c] = F::new(0.0);
+    }
     #[unroll]
     for k in 0..K {
         if blend.live[k] {
-            sum += blend.weights[k] * sites[blend.ids[k] * SITE_PARAMS + COLOR + c];
+            let colour = read_colour::<F, N>(records, blend.ids[k]);
+            #[unroll]
+            for c in 0..3 {
+                sum[c] += blend.weights[k] * colour[c];
+            }
         }
     }
     sum

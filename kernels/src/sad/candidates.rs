@@ -7,6 +7,7 @@
 use cubecl::prelude::*;
 
 use super::ranked::{empty_ranked, offer};
+use super::record::{PACKED_WORDS, RECORD_WORDS};
 use super::{EMPTY, K, POSITION, SITE_PARAMS};
 
 /// Marsaglia's xorshift32 step.
@@ -76,15 +77,15 @@ pub fn seed_candidates_kernel<F: Float>(
 
 /// One jump-flood step: each cell keeps the best 4 of the lists held in half `read_half` (slots
 /// `4·read_half .. 4·read_half + 4`) by itself and its 8 neighbours at distance `step`, and
-/// writes them to the other half. Ranked from `packed`, the exact (not f16-rounded) ranking copy
-/// of the sites (see [`pack_sites_kernel`](crate::sad::pack_sites_kernel())), as the reference
-/// floods from its f32 sites.
+/// writes them to the other half. Ranked from `records`, the full (exact) site records (see
+/// [`pack_sites_kernel`](crate::sad::pack_sites_kernel())), as the reference floods from its f32
+/// sites.
 ///
 /// Launch with one unit per cell, 2D.
 #[cube(launch, launch_unchecked)]
 #[allow(clippy::too_many_arguments)]
 pub fn jfa_flood_kernel<F: Float, N: Size>(
-    packed: &Tensor<Vector<u32, N>>,
+    records: &Tensor<Vector<u32, N>>,
     candidates: &mut Tensor<i32>,
     cand_w: usize,
     cand_h: usize,
@@ -115,7 +116,15 @@ pub fn jfa_flood_kernel<F: Float, N: Size>(
         let mut i = 0usize;
         while i < 4 {
             let id = candidates[neighbour + i];
-            offer::<F, N>(&mut list, packed, id, site_count, inv_scale_sq, 4usize);
+            offer::<F, N>(
+                &mut list,
+                records,
+                id,
+                site_count,
+                inv_scale_sq,
+                4usize,
+                RECORD_WORDS,
+            );
             i += 1;
         }
         sample += 1;
@@ -190,7 +199,15 @@ pub fn candidate_pass_kernel<F: Float, N: Size>(
         let mut i = 0usize;
         while i < K {
             let id = input[neighbour + i];
-            offer::<F, N>(&mut list, packed, id, site_count, inv_scale_sq, K);
+            offer::<F, N>(
+                &mut list,
+                packed,
+                id,
+                site_count,
+                inv_scale_sq,
+                K,
+                PACKED_WORDS,
+            );
             i += 1;
         }
         source += 1;
@@ -208,7 +225,15 @@ pub fn candidate_pass_kernel<F: Float, N: Size>(
             let offset = (state % span) as i32 - hilbert_window as i32;
             let at = i32::clamp(rank + offset, 0, site_count as i32 - 1);
             let id = hilbert_order[at as usize];
-            offer::<F, N>(&mut list, packed, id, site_count, inv_scale_sq, K);
+            offer::<F, N>(
+                &mut list,
+                packed,
+                id,
+                site_count,
+                inv_scale_sq,
+                K,
+                PACKED_WORDS,
+            );
             i += 1;
         }
     }
@@ -218,7 +243,15 @@ pub fn candidate_pass_kernel<F: Float, N: Size>(
     while i < inject {
         state = xorshift32(state + i);
         let id = (state % site_count as u32) as i32;
-        offer::<F, N>(&mut list, packed, id, site_count, inv_scale_sq, K);
+        offer::<F, N>(
+            &mut list,
+            packed,
+            id,
+            site_count,
+            inv_scale_sq,
+            K,
+            PACKED_WORDS,
+        );
         i += 1;
     }
 

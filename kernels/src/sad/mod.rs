@@ -25,6 +25,7 @@ mod candidates;
 mod half;
 mod prune;
 mod ranked;
+mod record;
 mod render;
 mod render_backward;
 mod score;
@@ -39,13 +40,14 @@ pub use adam::{
 pub use candidates::{
     candidate_pass_kernel, init_candidates_kernel, jfa_flood_kernel, seed_candidates_kernel,
 };
-pub use half::{
-    PACKED_WORDS, RANK_DIRECTION, RANK_RADIUS, RANK_SQUEEZE, RANK_STRETCH, RANK_TAU, RANK_X,
-    f16_bits, f16_value, pack_sites_kernel,
-};
+pub use half::{f16_bits, f16_value};
 pub use prune::{
     RADIX_BINS, SELECT_STATE, prune_choose_kernel, prune_histogram_kernel, prune_mark_kernel,
     prune_start_kernel,
+};
+pub use record::{
+    PACK_CUBE, PACKED_WORDS, RANK_COLOR, RANK_DIRECTION, RANK_RADIUS, RANK_SQUEEZE, RANK_STRETCH,
+    RANK_TAU, RANK_X, RECORD_WORDS, pack_sites_kernel,
 };
 pub use render::render_kernel;
 pub use render_backward::{BackwardOutputs, clear_kernel, render_backward_kernel};

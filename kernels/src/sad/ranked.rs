@@ -5,11 +5,11 @@
 use cubecl::prelude::*;
 
 use super::EMPTY;
-use super::half::unpack_site;
-use super::score::stretched_score;
+use super::record::read_site;
+use super::score::score_of;
 
-/// The ranking key of `id` at point (`qx`, `qy`): max(τ, 1e-4)·s, smaller is better; `None`
-/// (as `valid = false`) for an id out of range or an inactive site.
+/// A ranking key: max(τ, 1e-4)·s, smaller is better; `valid = false` for an id out of range or
+/// an inactive site.
 #[derive(CubeType)]
 struct Key<F: Float> {
     value: F,
@@ -17,42 +17,42 @@ struct Key<F: Float> {
 }
 
 /// The ranking key of `id` at point (`qx`, `qy`): max(τ, 1e-4)·s, smaller is better; invalid for
-/// an id out of range or an inactive site. Read from a ranking copy (see
-/// [`pack_sites_kernel`](crate::sad::pack_sites_kernel())): f16-rounded values for the
-/// propagation pass, exact ones for the jump flood, as the reference ranks each.
+/// an id out of range or an inactive site. Read from records of `stride` words (see
+/// [`pack_sites_kernel`](crate::sad::pack_sites_kernel())): the f16-rounded ranking copy for
+/// the propagation pass, the exact full record for the jump flood, as the reference ranks each.
 #[cube]
 fn ranking_key<F: Float, N: Size>(
-    packed: &Tensor<Vector<u32, N>>,
+    records: &Tensor<Vector<u32, N>>,
     id: i32,
     site_count: usize,
     qx: F,
     qy: F,
     inv_scale_sq: F,
+    #[comptime] stride: usize,
 ) -> Key<F> {
     let mut key = Key::<F> {
         value: F::new(0.0),
         valid: false,
     };
-    if id >= 0 && (id as usize) < site_count {
-        let site = unpack_site::<N>(packed, id as usize);
-        if site.x >= 0.0 {
-            let tau = F::cast_from(site.tau);
-            let score = stretched_score::<F>(
-                F::cast_from(site.x),
-                F::cast_from(site.y),
-                F::cast_from(site.ux),
-                F::cast_from(site.uy),
-                F::cast_from(site.stretch),
-                F::cast_from(site.squeeze),
-                F::cast_from(site.radius),
-                qx,
-                qy,
-                inv_scale_sq,
-            );
-            let value = tau * score.value;
-            key.valid = F::abs(value) <= F::new(f32::MAX);
-            key.value = value;
-        }
+    let site = read_site::<N>(records, id, site_count, stride);
+    if site.live {
+        let tau = F::max(F::cast_from(site.tau), F::new(1e-4));
+        let score = score_of::<F>(
+            F::cast_from(site.x),
+            F::cast_from(site.y),
+            F::cast_from(site.ux),
+            F::cast_from(site.uy),
+            F::cast_from(site.stretch),
+            F::cast_from(site.squeeze),
+            F::cast_from(site.radius),
+            qx,
+            qy,
+            inv_scale_sq,
+        );
+        let value = tau * score.value;
+        // NaN and ±∞ keys are never inserted.
+        key.valid = F::abs(value) <= F::new(f32::MAX);
+        key.value = value;
     }
     key
 }
@@ -137,18 +137,29 @@ fn insert_keyed<F: Float>(list: &mut Ranked<F>, id: i32, key: Key<F>, #[comptime
     }
 }
 
-/// Offers `id` to `list` (length `len`), ranked from the ranking copy `packed`.
+/// Offers `id` to `list` (length `len`), ranked from `records` (of `stride` words, see
+/// [`ranking_key`]).
 #[cube]
+#[allow(clippy::too_many_arguments)]
 pub(super) fn offer<F: Float, N: Size>(
     list: &mut Ranked<F>,
-    packed: &Tensor<Vector<u32, N>>,
+    records: &Tensor<Vector<u32, N>>,
     id: i32,
     site_count: usize,
     inv_scale_sq: F,
     #[comptime] len: usize,
+    #[comptime] stride: usize,
 ) {
     if !holds::<F>(list, id, len) {
-        let key = ranking_key::<F, N>(packed, id, site_count, list.qx, list.qy, inv_scale_sq);
+        let key = ranking_key::<F, N>(
+            records,
+            id,
+            site_count,
+            list.qx,
+            list.qy,
+            inv_scale_sq,
+            stride,
+        );
         insert_keyed::<F>(list, id, key, len);
     }
 }

@@ -2,8 +2,9 @@
 
 use cubecl::prelude::*;
 
+use super::K;
 use super::blend::blend_weights;
-use super::{COLOR, K, SITE_PARAMS};
+use super::record::read_colour;
 
 /// The cell of the candidate grid that pixel (`x`, `y`) reads.
 #[cube]
@@ -20,7 +21,8 @@ pub fn cell_of_pixel(
     cy * cand_w + cx
 }
 
-/// Renders `image` (`[3, height, width]`, planar RGB, not clamped).
+/// Renders `image` (`[3, height, width]`, planar RGB, not clamped) from the sites' full records
+/// (see [`pack_sites_kernel`](crate::sad::pack_sites_kernel())).
 ///
 /// For pixel (x, y) at point q = (x, y) (integer coordinates, as the reference), slot k of its
 /// cell holds site i_k; the logit is z_k = −e^{log τ}·s_k, and the colour is
@@ -30,8 +32,8 @@ pub fn cell_of_pixel(
 /// Launch with `(TILE, TILE)` cubes over the image.
 #[cube(launch, launch_unchecked)]
 #[allow(clippy::too_many_arguments)]
-pub fn render_kernel<F: Float>(
-    sites: &Tensor<F>,
+pub fn render_kernel<F: Float, N: Size>(
+    records: &Tensor<Vector<u32, N>>,
     candidates: &Tensor<i32>,
     image: &mut Tensor<F>,
     width: usize,
@@ -49,8 +51,8 @@ pub fn render_kernel<F: Float>(
     }
     let cell = cell_of_pixel(x, y, width, height, cand_w, cand_h);
 
-    let blend = blend_weights::<F>(
-        sites,
+    let blend = blend_weights::<F, N>(
+        records,
         candidates,
         cell,
         site_count,
@@ -69,10 +71,10 @@ pub fn render_kernel<F: Float>(
         for k in 0..K {
             let w = blend.weights[k];
             if blend.live[k] && F::abs(w) <= F::new(f32::MAX) {
-                let base = blend.ids[k] * SITE_PARAMS + COLOR;
-                r += w * sites[base];
-                g += w * sites[base + 1];
-                b += w * sites[base + 2];
+                let colour = read_colour::<F, N>(records, blend.ids[k]);
+                r += w * colour[0];
+                g += w * colour[1];
+                b += w * colour[2];
             }
         }
     }

@@ -3,9 +3,9 @@
 
 use cubecl::prelude::*;
 
-use super::blend::{blend_weights, blended_channel, slot_score, slot_weight};
+use super::blend::{blend_weights, blended_colour, slot_score, slot_weight};
+use super::record::{RECORD_WORDS, read_colour, read_site};
 use super::render::cell_of_pixel;
-use super::score::is_live;
 use super::statistics::{removal_delta, slot_share};
 use super::tile_hash::{TileHash, accumulate, accumulate_plane, flush};
 use super::{COLOR, DIRECTION, K, LOG_ANISO, LOG_TAU, POSITION, RADIUS, SITE_PARAMS};
@@ -39,6 +39,10 @@ impl BackwardOutputs {
 /// kernel: no render pass). With `outputs.removal` the last column gets each site's removal
 /// delta.
 ///
+/// Sites are read from their full records `records` (see
+/// [`pack_sites_kernel`](crate::sad::pack_sites_kernel())): a few 16-byte loads per slot instead
+/// of a load per value, and τ, e^a and 1/e^a formed once per site, not per pixel and slot.
+///
 /// Every pixel computes its forward blend (the softmax's maximum and normaliser), then, slot by
 /// slot in a runtime loop, scores the slot's site again and adds its contribution to the site.
 /// Contributions are first summed per tile in a shared-memory hash table keyed by site id
@@ -51,8 +55,8 @@ impl BackwardOutputs {
 /// Launch with `(TILE, TILE)` cubes over the image.
 #[cube(launch, launch_unchecked)]
 #[allow(clippy::too_many_arguments)]
-pub fn render_backward_kernel<F: Float>(
-    sites: &Tensor<F>,
+pub fn render_backward_kernel<F: Float, N: Size>(
+    records: &Tensor<Vector<u32, N>>,
     candidates: &Tensor<i32>,
     grad_image: &Tensor<F>,
     grads: &mut Tensor<Atomic<F>>,
@@ -82,8 +86,8 @@ pub fn render_backward_kernel<F: Float>(
     let qy = F::cast_from(py);
     let inv_scale_sq = F::cast_from(inv_scale_sq);
     // The forward blend, as the reference's gradient pass computes it.
-    let blend = blend_weights::<F>(
-        sites,
+    let blend = blend_weights::<F, N>(
+        records,
         candidates,
         cell,
         site_count,
@@ -99,9 +103,10 @@ pub fn render_backward_kernel<F: Float>(
     let mut truth = Array::<F>::new(3usize);
     let mut upstream = Array::<F>::new(3usize);
     let mut err = F::new(0.0);
+    let blended = blended_colour::<F, N>(records, &blend);
     #[unroll]
     for c in 0..3 {
-        let sum = blended_channel::<F>(sites, &blend, c);
+        let sum = blended[c];
         pred[c] = sum;
         let given = grad_image[c * plane + pixel];
         truth[c] = given;
@@ -121,7 +126,8 @@ pub fn render_backward_kernel<F: Float>(
     // 128 registers with spills and 1.9× the time of this loop (40 registers).
     for k in 0..K {
         let id = candidates[cell * K + k];
-        let live = active && is_live::<F>(sites, id, site_count);
+        let record = read_site::<N>(records, id, site_count, RECORD_WORDS);
+        let live = active && record.live;
         let site = if live { id as usize } else { 0usize };
         let mut contribution = Array::<F>::new(columns);
         #[unroll]
@@ -129,24 +135,23 @@ pub fn render_backward_kernel<F: Float>(
             contribution[c] = F::new(0.0);
         }
         if live {
-            let base = site * SITE_PARAMS;
-            let slot = slot_score::<F>(sites, site, qx, qy, inv_scale_sq, true);
+            let slot = slot_score::<F>(&record, qx, qy, inv_scale_sq, true);
             let (tau, score) = (slot.tau, slot.score);
             let w = slot_weight::<F>(&blend, slot.logit);
+            let colour = read_colour::<F, N>(records, site);
             // ∂L/∂z_k = Σ_c g_c · w_k · (c_k − ĉ).
             let mut gz = F::new(0.0);
             #[unroll]
             for c in 0..3 {
-                let colour = sites[base + COLOR + c];
-                gz += upstream[c] * w * (colour - pred[c]);
+                gz += upstream[c] * w * (colour[c] - pred[c]);
                 contribution[COLOR + c] = w * upstream[c];
             }
             let stretch = score.stretch;
             let proj = score.proj;
-            let squeeze = F::new(1.0) / F::max(stretch, F::new(1e-8));
+            let squeeze = score.squeeze;
             let inv_sqrt_d2 = F::new(1.0) / F::sqrt(score.d2);
-            let ux = sites[base + DIRECTION];
-            let uy = sites[base + DIRECTION + 1];
+            let ux = F::cast_from(record.ux);
+            let uy = F::cast_from(record.uy);
             let along = (stretch - squeeze) * proj;
             let pos_scale = gz * tau * inv_scale_sq * inv_sqrt_d2;
             contribution[POSITION] = pos_scale * (squeeze * score.dx + along * ux);
@@ -166,7 +171,7 @@ pub fn render_backward_kernel<F: Float>(
                 if share.first && w > F::new(0.0) {
                     let total = w * F::cast_from(share.slots);
                     contribution[SITE_PARAMS] =
-                        removal_delta::<F>(sites, site, total, &pred, &truth, err);
+                        removal_delta::<F>(&colour, total, &pred, &truth, err);
                 }
             }
         }

@@ -2,7 +2,7 @@
 
 use cubecl::prelude::*;
 
-use super::{DIRECTION, LOG_ANISO, POSITION, RADIUS, SITE_PARAMS};
+use super::{POSITION, SITE_PARAMS};
 
 /// Intermediate quantities of one site's score at one point, kept for the gradient.
 #[derive(CubeType)]
@@ -19,79 +19,18 @@ pub struct Score<F: Float> {
     pub perp2: F,
     /// e^a.
     pub stretch: F,
+    /// e^−a (with `guard_stretch`, 1 / max(e^a, 1e-8)).
+    pub squeeze: F,
     /// D² floored at 1e-8.
     pub d2: F,
 }
 
-/// The score of `site` at point (`qx`, `qy`); `inv_scale_sq` = 1 / max(W, H)².
-///
-/// `guard_stretch` floors e^a at 1e-8 before inverting it, as the reference's gradient pass does
-/// (its render pass does not).
-#[cube]
-pub fn site_score<F: Float>(
-    sites: &Tensor<F>,
-    site: usize,
-    qx: F,
-    qy: F,
-    inv_scale_sq: F,
-    #[comptime] guard_stretch: bool,
-) -> Score<F> {
-    let base = site * SITE_PARAMS;
-    score_of::<F>(
-        sites[base + POSITION],
-        sites[base + POSITION + 1],
-        sites[base + DIRECTION],
-        sites[base + DIRECTION + 1],
-        sites[base + LOG_ANISO],
-        sites[base + RADIUS],
-        qx,
-        qy,
-        inv_scale_sq,
-        guard_stretch,
-    )
-}
-
-/// The score at point (`qx`, `qy`) of a site at (`px`, `py`) with direction (`ux`, `uy`), log
-/// anisotropy `log_aniso` and radius `radius` (see [`site_score`]).
+/// The score at point (`qx`, `qy`) of a site at (`px`, `py`) with direction (`ux`, `uy`), e^a
+/// `stretch`, e^−a `squeeze` and radius `radius` (as a site record holds them, see
+/// [`RecordSite`](super::record::RecordSite)); `inv_scale_sq` = 1 / max(W, H)².
 #[cube]
 #[allow(clippy::too_many_arguments)]
 pub fn score_of<F: Float>(
-    px: F,
-    py: F,
-    ux: F,
-    uy: F,
-    log_aniso: F,
-    radius: F,
-    qx: F,
-    qy: F,
-    inv_scale_sq: F,
-    #[comptime] guard_stretch: bool,
-) -> Score<F> {
-    let stretch = F::exp(log_aniso);
-    let mut squeeze = F::new(1.0) / stretch;
-    if comptime![guard_stretch] {
-        squeeze = F::new(1.0) / F::max(stretch, F::new(1e-8));
-    }
-    stretched_score::<F>(
-        px,
-        py,
-        ux,
-        uy,
-        stretch,
-        squeeze,
-        radius,
-        qx,
-        qy,
-        inv_scale_sq,
-    )
-}
-
-/// [`score_of`] with the site's e^a (`stretch`) and its inverse (`squeeze`) given, as the
-/// ranking copy of the sites holds them precomputed: the same operations in the same order, so
-/// the same score to the bit.
-#[cube]
-#[allow(clippy::too_many_arguments)]
-pub fn stretched_score<F: Float>(
     px: F,
     py: F,
     ux: F,
@@ -122,6 +61,7 @@ pub fn stretched_score<F: Float>(
         proj,
         perp2,
         stretch,
+        squeeze,
         d2,
     }
 }

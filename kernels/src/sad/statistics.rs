@@ -2,10 +2,11 @@
 
 use cubecl::prelude::*;
 
-use super::blend::{blend_weights, blended_channel};
+use super::K;
+use super::blend::{blend_weights, blended_colour};
+use super::record::read_colour;
 use super::render::cell_of_pixel;
 use super::tile_hash::{TileHash, accumulate, flush};
-use super::{COLOR, K, SITE_PARAMS};
 
 /// Channels of the densify statistics: mass, energy, ω, ω·x, ω·y, ω·x², ω·x·y, ω·y².
 pub const DENSIFY_STATS: usize = 8;
@@ -32,17 +33,18 @@ impl StatisticsKind {
 }
 
 /// Accumulates per-site statistics into `stats` (`[capacity, kind.channels()]`, zeroed by the
-/// caller) from the render of `sites` against `target` (`[3, height, width]`).
+/// caller) from the render of the sites, read from their full records `records` (see
+/// [`pack_sites_kernel`](crate::sad::pack_sites_kernel())), against `target` (`[3, height, width]`).
 ///
 /// Every pixel recomputes its blend; a site listed in several slots counts once, with its total
 /// weight W. Sums go through the tile hash (see `TileHash`; `native_atomics` where the runtime
 /// has float atomics in shared memory); every unit reaches every barrier.
 ///
 /// Launch with `(TILE, TILE)` cubes over the image.
-#[cube(launch)]
+#[cube(launch, launch_unchecked)]
 #[allow(clippy::too_many_arguments)]
-pub fn site_statistics_kernel<F: Float>(
-    sites: &Tensor<F>,
+pub fn site_statistics_kernel<F: Float, N: Size>(
+    records: &Tensor<Vector<u32, N>>,
     candidates: &Tensor<i32>,
     target: &Tensor<F>,
     stats: &mut Tensor<Atomic<F>>,
@@ -65,8 +67,8 @@ pub fn site_statistics_kernel<F: Float>(
         let cell = cell_of_pixel(x, y, width, height, cand_w, cand_h);
         let qx = F::cast_from(x);
         let qy = F::cast_from(y);
-        let blend = blend_weights::<F>(
-            sites,
+        let blend = blend_weights::<F, N>(
+            records,
             candidates,
             cell,
             site_count,
@@ -81,9 +83,10 @@ pub fn site_statistics_kernel<F: Float>(
             let mut pred = Array::<F>::new(3usize);
             let mut truth = Array::<F>::new(3usize);
             let mut err = F::new(0.0);
+            let colour = blended_colour::<F, N>(records, &blend);
             #[unroll]
             for c in 0..3 {
-                let sum = blended_channel::<F>(sites, &blend, c);
+                let sum = colour[c];
                 pred[c] = sum;
                 truth[c] = target[c * plane + pixel];
                 let d = sum - truth[c];
@@ -98,7 +101,8 @@ pub fn site_statistics_kernel<F: Float>(
                     let site = blend.ids[k];
                     let mut values = Array::<F>::new(channels);
                     if comptime![kind == StatisticsKind::RemovalDelta] {
-                        values[0] = removal_delta::<F>(sites, site, total, &pred, &truth, err);
+                        let colour = read_colour::<F, N>(records, site);
+                        values[0] = removal_delta::<F>(&colour, total, &pred, &truth, err);
                     } else {
                         let omega = total * F::min(err, F::new(1.0));
                         values[0] = total;
@@ -146,13 +150,12 @@ pub fn slot_share(candidates: &Tensor<i32>, cell: usize, k: usize, id: i32) -> S
     SlotShare { first, slots }
 }
 
-/// The increase of a pixel's squared error `err` (prediction `pred`, target `truth`) if `site`,
-/// of total weight `total` there, were removed and the others renormalised; 1e6 where the site
+/// The increase of a pixel's squared error `err` (prediction `pred`, target `truth`) if a site of
+/// colour `colour` and total weight `total` there were removed and the others renormalised; 1e6 where the site
 /// owns the pixel (1 − total < 1e-4), as the reference rules.
 #[cube]
 pub fn removal_delta<F: Float>(
-    sites: &Tensor<F>,
-    site: usize,
+    colour: &Array<F>,
     total: F,
     pred: &Array<F>,
     truth: &Array<F>,
@@ -164,8 +167,7 @@ pub fn removal_delta<F: Float>(
         let mut without = F::new(0.0);
         #[unroll]
         for c in 0..3 {
-            let colour = sites[site * SITE_PARAMS + COLOR + c];
-            let d = (pred[c] - total * colour) / rest - truth[c];
+            let d = (pred[c] - total * colour[c]) / rest - truth[c];
             without += d * d;
         }
         delta = without - err;

@@ -7,12 +7,12 @@ use burn_cubecl::{
     tensor::CubeTensor,
 };
 use burn_sad_kernels::sad::{
-    K, PACKED_WORDS, SITE_PARAMS, candidate_pass_kernel, init_candidates_kernel, jfa_flood_kernel,
-    pack_sites_kernel, seed_candidates_kernel,
+    K, PACK_CUBE, PACKED_WORDS, RECORD_WORDS, SITE_PARAMS, candidate_pass_kernel,
+    init_candidates_kernel, jfa_flood_kernel, pack_sites_kernel, seed_candidates_kernel,
 };
 use cubecl::{CubeCount, CubeDim};
 
-use super::{capacity, cell_grid, empty_ids, expect_sites_and_lists, ids, site_grid};
+use super::{capacity, cell_grid, empty_ids, expect_sites_and_lists, ids, unfilled_ids};
 use crate::launch::{expect_dims, expect_len_at_least, expect_rows_of, launch_kernel};
 use crate::sad::{PassConfig, RenderGeometry};
 
@@ -22,7 +22,7 @@ pub(super) fn init_candidates(
     seed: u32,
 ) -> CubeTensor {
     let sites = into_contiguous(sites);
-    let candidates = empty_ids(&sites, geometry);
+    let candidates = unfilled_ids(&sites, geometry);
     expect_sites_and_lists("sad_init_candidates", &sites, &candidates, geometry);
     let (count, dim) = cell_grid(geometry);
     launch_kernel!(init_candidates_kernel(
@@ -45,7 +45,7 @@ pub(super) fn flood_candidates(sites: CubeTensor, geometry: RenderGeometry) -> C
     expect_sites_and_lists("sad_flood_candidates", &sites, &candidates, geometry);
     seed_sites(&sites, &candidates, geometry);
     // The flood ranks by exact keys, as the reference's f32 flood does.
-    let ranking = ranking_copy(&sites, false);
+    let records = site_records(&sites);
     let (count, dim) = cell_grid(geometry);
     let top = geometry.cand_w().max(geometry.cand_h()).next_power_of_two() as u32;
     let mut step = top / 2;
@@ -55,8 +55,8 @@ pub(super) fn flood_candidates(sites: CubeTensor, geometry: RenderGeometry) -> C
             &sites.client,
             count.clone(),
             dim,
-            ranking_vector_size(),
-            ranking.clone().into_tensor_arg(),
+            record_vector_size(),
+            records.clone().into_tensor_arg(),
             candidates.clone().into_tensor_arg(),
             geometry.cand_w(),
             geometry.cand_h(),
@@ -90,19 +90,31 @@ pub(super) fn flood_candidates(sites: CubeTensor, geometry: RenderGeometry) -> C
 /// The ranking copy of `sites` that the propagation ranks from (f16-rounded inputs),
 /// `[capacity, PACKED_WORDS]` u32.
 pub(super) fn pack_sites(sites: CubeTensor) -> CubeTensor {
-    ranking_copy(&into_contiguous(sites), true)
+    records_of(&into_contiguous(sites), true)
 }
 
-/// The ranking copy of contiguous `sites`, its inputs rounded to f16 where `round_to_f16`.
-fn ranking_copy(sites: &CubeTensor, round_to_f16: bool) -> CubeTensor {
+/// The full records of contiguous `sites`, `[capacity, RECORD_WORDS]` u32, which the render,
+/// the backward, the statistics and the flood read.
+pub(super) fn site_records(sites: &CubeTensor) -> CubeTensor {
+    records_of(sites, false)
+}
+
+/// The ranking copy (`round_to_f16`) or the full records of contiguous `sites`.
+fn records_of(sites: &CubeTensor, round_to_f16: bool) -> CubeTensor {
     let count_sites = expect_rows_of("sad_pack_sites", "the sites", sites, SITE_PARAMS);
+    let words = if round_to_f16 {
+        PACKED_WORDS
+    } else {
+        RECORD_WORDS
+    };
     let packed = empty_device_contiguous_dtype(
         sites.client.clone(),
         sites.device.clone(),
-        Shape::new([count_sites, PACKED_WORDS]),
+        Shape::new([count_sites, words]),
         DType::U32,
     );
-    let (count, dim) = site_grid(count_sites);
+    let count = CubeCount::Static((count_sites as u32).div_ceil(PACK_CUBE as u32).max(1), 1, 1);
+    let dim = CubeDim::new_1d(PACK_CUBE as u32);
     launch_kernel!(pack_sites_kernel(
         &sites.client,
         count,
@@ -128,7 +140,7 @@ pub(super) fn candidate_pass(
     let input = ids(candidates);
     let hilbert_order = ids(hilbert_order);
     let hilbert_rank = ids(hilbert_rank);
-    let output = empty_ids(&packed, geometry);
+    let output = unfilled_ids(&packed, geometry);
     let op = "sad_candidate_pass";
     let sites = expect_rows_of(op, "the packed sites", &packed, PACKED_WORDS);
     expect_dims(op, "the candidate lists", &input, &[geometry.cells(), K]);
@@ -139,7 +151,7 @@ pub(super) fn candidate_pass(
         &packed.client,
         count,
         dim,
-        ranking_vector_size(),
+        record_vector_size(),
         packed.clone().into_tensor_arg(),
         input.into_tensor_arg(),
         output.clone().into_tensor_arg(),
@@ -162,15 +174,15 @@ pub(super) fn candidate_pass(
     output
 }
 
-/// Set to `0` to have the propagation pass read each site of the ranking copy word by word
-/// instead of as two 16-byte vectors, for measuring both.
+/// Set to `0` to have every kernel read site records word by word instead of in 16-byte vectors,
+/// for measuring both.
 pub const VECTOR_LOADS_ENV: &str = "BURN_SAD_VECTOR_LOADS";
 
 /// Words in one 16-byte load.
 const RANKING_LOAD_WORDS: usize = 4;
 
-/// Words per load of the ranking copy in the propagation pass ([`VECTOR_LOADS_ENV`]).
-fn ranking_vector_size() -> usize {
+/// Words per load of the site records ([`VECTOR_LOADS_ENV`]).
+pub(super) fn record_vector_size() -> usize {
     match std::env::var(VECTOR_LOADS_ENV).as_deref() {
         Ok("0") => 1,
         _ => RANKING_LOAD_WORDS,

@@ -126,6 +126,14 @@ fn empty_i32(like: &CubeTensor, shape: Shape) -> CubeTensor {
     empty_device_contiguous_dtype(like.client.clone(), like.device.clone(), shape, DType::I32)
 }
 
+/// Uninitialised candidate lists, for kernels that write every slot of every cell (no fill
+/// launch: at 3840×2160 a fill writes 265 MB).
+fn unfilled_ids(like: &CubeTensor, geometry: RenderGeometry) -> CubeTensor {
+    empty_i32(like, Shape::new([geometry.cells(), K]))
+}
+
+/// Candidate lists with every slot [`EMPTY`](burn_sad_kernels::sad::EMPTY), for kernels that
+/// write only some slots.
 fn empty_ids(sites: &CubeTensor, geometry: RenderGeometry) -> CubeTensor {
     CubeBackend::int_full(
         Shape::new([geometry.cells(), K]),
@@ -147,12 +155,14 @@ impl SadBackend for CubeBackend {
         // `float_zeros` may hand out pitched rows.
         expect_sites_and_lists("sad_render", &sites, &candidates, geometry);
         let image = empty_f32(&sites, Shape::new([3, geometry.height, geometry.width]));
+        let records = candidates::site_records(&sites);
         let (count, dim) = image_grid(geometry);
         launch_kernel!(render_kernel(
             &sites.client,
             count,
             dim,
-            sites.clone().into_tensor_arg(),
+            candidates::record_vector_size(),
+            records.into_tensor_arg(),
             candidates.into_tensor_arg(),
             image.clone().into_tensor_arg(),
             geometry.width,
@@ -294,12 +304,14 @@ fn backward(
         &[3, geometry.height, geometry.width],
     );
     let grads = zeros_f32(&sites, Shape::new([capacity(&sites), outputs.columns()]));
+    let records = candidates::site_records(&sites);
     let (count, dim) = image_grid(geometry);
     launch_kernel!(render_backward_kernel(
         &sites.client,
         count,
         dim,
-        sites.clone().into_tensor_arg(),
+        candidates::record_vector_size(),
+        records.into_tensor_arg(),
         candidates.into_tensor_arg(),
         image.into_tensor_arg(),
         grads.clone().into_tensor_arg(),

@@ -8,6 +8,7 @@ use burn_sad_kernels::sad::{
     TauNeighbours, TauNeighboursLaunch, adam_kernel, site_statistics_kernel, tau_diffusion_kernel,
 };
 
+use super::candidates::{record_vector_size, site_records};
 use super::{
     capacity, empty_f32, empty_i32, expect_sites_and_lists, ids, image_grid, native_shared_atomics,
     site_grid, zeros_f32,
@@ -26,13 +27,23 @@ pub(super) fn site_statistics(
     let sites = into_contiguous(sites);
     let candidates = ids(candidates);
     let target = into_contiguous(target);
+    let op = "sad_site_statistics";
+    expect_sites_and_lists(op, &sites, &candidates, geometry);
+    expect_dims(
+        op,
+        "the target",
+        &target,
+        &[3, geometry.height, geometry.width],
+    );
     let stats = zeros_f32(&sites, Shape::new([capacity(&sites), kind.channels()]));
+    let records = site_records(&sites);
     let (count, dim) = image_grid(geometry);
-    site_statistics_kernel::launch(
+    launch_kernel!(site_statistics_kernel(
         &sites.client,
         count,
         dim,
-        sites.clone().into_tensor_arg(),
+        record_vector_size(),
+        records.into_tensor_arg(),
         candidates.into_tensor_arg(),
         target.into_tensor_arg(),
         stats.clone().into_tensor_arg(),
@@ -45,7 +56,7 @@ pub(super) fn site_statistics(
         kind,
         native_shared_atomics(&sites),
         dtype_to_storage_type(sites.dtype),
-    );
+    ));
     stats
 }
 
