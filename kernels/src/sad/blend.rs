@@ -121,18 +121,7 @@ pub fn slot_score<F: Float>(
         }
     }
     let tau = F::cast_from(site.tau);
-    let score = score_of::<F>(
-        F::cast_from(site.x),
-        F::cast_from(site.y),
-        F::cast_from(site.ux),
-        F::cast_from(site.uy),
-        stretch,
-        squeeze,
-        F::cast_from(site.radius),
-        qx,
-        qy,
-        inv_scale_sq,
-    );
+    let score = score_of::<F>(site, squeeze, qx, qy, inv_scale_sq);
     let logit = -tau * score.value;
     SlotScore::<F> { tau, score, logit }
 }

@@ -6,7 +6,7 @@
 
 use cubecl::prelude::*;
 
-use super::ranked::{empty_ranked, offer};
+use super::ranked::{Ranked, empty_ranked, offer};
 use super::record::{PACKED_WORDS, RECORD_WORDS};
 use super::{EMPTY, K, POSITION, SITE_PARAMS};
 
@@ -136,6 +136,18 @@ pub fn jfa_flood_kernel<F: Float, N: Size>(
     }
 }
 
+/// Offers `id` to the propagation pass's `list`, ranked from the ranking copy `packed`.
+#[cube]
+fn offer_packed<F: Float, N: Size>(
+    list: &mut Ranked<F>,
+    packed: &Tensor<Vector<u32, N>>,
+    id: i32,
+    site_count: usize,
+    inv_scale_sq: F,
+) {
+    offer::<F, N>(list, packed, id, site_count, inv_scale_sq, K, PACKED_WORDS);
+}
+
 /// One propagation pass from `input` to `output`: each cell re-ranks, in this order, its own
 /// list, the lists of its 4 neighbours at distance `jump`, `hilbert_probes` sites near its best
 /// site along the Hilbert curve (within ±`hilbert_window` positions) and `inject` random sites,
@@ -199,15 +211,7 @@ pub fn candidate_pass_kernel<F: Float, N: Size>(
         let mut i = 0usize;
         while i < K {
             let id = input[neighbour + i];
-            offer::<F, N>(
-                &mut list,
-                packed,
-                id,
-                site_count,
-                inv_scale_sq,
-                K,
-                PACKED_WORDS,
-            );
+            offer_packed::<F, N>(&mut list, packed, id, site_count, inv_scale_sq);
             i += 1;
         }
         source += 1;
@@ -225,15 +229,7 @@ pub fn candidate_pass_kernel<F: Float, N: Size>(
             let offset = (state % span) as i32 - hilbert_window as i32;
             let at = i32::clamp(rank + offset, 0, site_count as i32 - 1);
             let id = hilbert_order[at as usize];
-            offer::<F, N>(
-                &mut list,
-                packed,
-                id,
-                site_count,
-                inv_scale_sq,
-                K,
-                PACKED_WORDS,
-            );
+            offer_packed::<F, N>(&mut list, packed, id, site_count, inv_scale_sq);
             i += 1;
         }
     }
@@ -243,15 +239,7 @@ pub fn candidate_pass_kernel<F: Float, N: Size>(
     while i < inject {
         state = xorshift32(state + i);
         let id = (state % site_count as u32) as i32;
-        offer::<F, N>(
-            &mut list,
-            packed,
-            id,
-            site_count,
-            inv_scale_sq,
-            K,
-            PACKED_WORDS,
-        );
+        offer_packed::<F, N>(&mut list, packed, id, site_count, inv_scale_sq);
         i += 1;
     }
 

@@ -37,18 +37,7 @@ fn ranking_key<F: Float, N: Size>(
     let site = read_site::<N>(records, id, site_count, stride);
     if site.live {
         let tau = F::max(F::cast_from(site.tau), F::new(1e-4));
-        let score = score_of::<F>(
-            F::cast_from(site.x),
-            F::cast_from(site.y),
-            F::cast_from(site.ux),
-            F::cast_from(site.uy),
-            F::cast_from(site.stretch),
-            F::cast_from(site.squeeze),
-            F::cast_from(site.radius),
-            qx,
-            qy,
-            inv_scale_sq,
-        );
+        let score = score_of::<F>(&site, F::cast_from(site.squeeze), qx, qy, inv_scale_sq);
         let value = tau * score.value;
         // NaN and ±∞ keys are never inserted.
         key.valid = F::abs(value) <= F::new(f32::MAX);

@@ -2,6 +2,7 @@
 
 use cubecl::prelude::*;
 
+use super::record::RecordSite;
 use super::{POSITION, SITE_PARAMS};
 
 /// Intermediate quantities of one site's score at one point, kept for the gradient.
@@ -25,23 +26,22 @@ pub struct Score<F: Float> {
     pub d2: F,
 }
 
-/// The score at point (`qx`, `qy`) of a site at (`px`, `py`) with direction (`ux`, `uy`), e^a
-/// `stretch`, e^−a `squeeze` and radius `radius` (as a site record holds them, see
-/// [`RecordSite`](super::record::RecordSite)); `inv_scale_sq` = 1 / max(W, H)².
+/// The score of `site` at point (`qx`, `qy`), with `squeeze` as its e^−a (the record's, or a
+/// guarded one); `inv_scale_sq` = 1 / max(W, H)².
 #[cube]
-#[allow(clippy::too_many_arguments)]
 pub fn score_of<F: Float>(
-    px: F,
-    py: F,
-    ux: F,
-    uy: F,
-    stretch: F,
+    site: &RecordSite,
     squeeze: F,
-    radius: F,
     qx: F,
     qy: F,
     inv_scale_sq: F,
 ) -> Score<F> {
+    let px = F::cast_from(site.x);
+    let py = F::cast_from(site.y);
+    let ux = F::cast_from(site.ux);
+    let uy = F::cast_from(site.uy);
+    let stretch = F::cast_from(site.stretch);
+    let radius = F::cast_from(site.radius);
     let zero = F::new(0.0);
     let dx = qx - px;
     let dy = qy - py;
