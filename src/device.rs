@@ -1,4 +1,5 @@
-//! Choosing the device the CLI and examples run on.
+//! Choosing the device the CLI and examples run on, and whether a device runs this crate's
+//! CubeCL kernels ([`uses_fused_kernels`], which every op of both capabilities asks).
 //!
 //! `auto` takes the best compiled-in runtime that answers: CUDA, ROCm, a Vulkan (SPIR-V) GPU, a
 //! wgpu GPU adapter, then a wgpu or Vulkan CPU adapter (e.g. Mesa lavapipe), then Flex, the pure-Rust CPU backend, which runs the
@@ -8,6 +9,22 @@
 use std::str::FromStr;
 
 use burn::tensor::{Device, Tensor};
+
+/// Whether tensors on `device` run this crate's CubeCL kernels rather than the reference ops.
+pub fn uses_fused_kernels(device: &Device) -> bool {
+    #[cfg(feature = "cube")]
+    {
+        matches!(
+            device.as_dispatch().clone().inner(),
+            burn::backend::DispatchDevice::Cube(_)
+        )
+    }
+    #[cfg(not(feature = "cube"))]
+    {
+        let _ = device;
+        false
+    }
+}
 
 /// The environment variable that sets the default of `--device`.
 pub const DEVICE_ENV: &str = "BURN_SAD_DEVICE";

@@ -10,6 +10,10 @@ use burn_fusion::custom::{OperationFn, StreamId};
 use burn_fusion::{FusionBackend, FusionRuntime, FusionTensor};
 use burn_ir::{CustomOpIr, HandleContainer, OperationIr, TensorIr};
 
+/// A tensor of the fusion backend over the inner backend `B`, as its extension methods take and
+/// return them.
+pub(crate) type Lazy<B> = FusionTensor<<B as FusionBackend>::FusionRuntime>;
+
 type Handles<B> =
     HandleContainer<<<B as FusionBackend>::FusionRuntime as FusionRuntime>::FusionHandle>;
 

@@ -11,7 +11,8 @@
 use std::sync::OnceLock;
 
 use burn::backend::TensorMetadata;
-use burn_cubecl::tensor::CubeTensor;
+use burn::tensor::{DType, Shape};
+use burn_cubecl::{ops::numeric::empty_device_contiguous_dtype, tensor::CubeTensor};
 
 /// Set to `1` to launch every kernel with CubeCL's bounds checks (each out-of-range index is
 /// clamped to the buffer): slower, for telling a kernel's indexing bug from anything else.
@@ -72,4 +73,11 @@ pub(crate) fn expect_len_at_least(op: &str, what: &str, tensor: &CubeTensor, len
         elements >= len,
         "{op}: {what} has {elements} elements, expected at least {len}"
     );
+}
+
+/// An uninitialised contiguous tensor of `shape` and `dtype` on `like`'s device: kernel outputs
+/// are allocated so, as the kernels index them linearly (`float_zeros` may hand out pitched
+/// rows).
+pub(crate) fn empty_contiguous(like: &CubeTensor, shape: Shape, dtype: DType) -> CubeTensor {
+    empty_device_contiguous_dtype(like.client.clone(), like.device.clone(), shape, dtype)
 }

@@ -5,7 +5,7 @@ use burn_sad_kernels::sad::{K, PACKED_WORDS};
 
 use super::reference::{exact_candidates, pack_sites_reference};
 use super::{PassConfig, RenderGeometry, SiteTable};
-use crate::ssim::uses_fused_kernels;
+use crate::device::uses_fused_kernels;
 
 /// How each propagation pass looks for new candidates besides its neighbours' lists (the
 /// reference's `CAND_INJECT_COUNT`, `CAND_HILBERT_PROBES` and `CAND_HILBERT_WINDOW`).

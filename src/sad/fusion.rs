@@ -2,15 +2,13 @@
 //! `crate::fusion_op`).
 
 use burn::tensor::{DType, Shape};
-use burn_fusion::{Fusion, FusionBackend, FusionTensor};
+use burn_fusion::{Fusion, FusionBackend};
 use burn_sad_kernels::sad::{
     ADAM_STATE, AdamStep, BackwardOutputs, K, PACKED_WORDS, StatisticsKind,
 };
 
 use super::{PassConfig, RenderGeometry, SadBackend};
-use crate::fusion_op::{Mixed, register_op};
-
-type Lazy<B> = FusionTensor<<B as FusionBackend>::FusionRuntime>;
+use crate::fusion_op::{Lazy, Mixed, register_op};
 
 /// Queues one op of the inner backend `B` on the fusion stream, stated once:
 /// `queue!(ID; floats [inputs], ints [inputs] => [float outputs], [int outputs]; CALL)`, where the

@@ -4,7 +4,7 @@ use burn::tensor::{DType, Tensor};
 use burn_sad_kernels::sad::{K, SITE_PARAMS};
 
 use super::{Candidates, RenderGeometry, SadError, render_reference};
-use crate::ssim::uses_fused_kernels;
+use crate::device::uses_fused_kernels;
 
 /// Renders `[3, height, width]` RGB (not clamped) from `[capacity, 10]` sites and their
 /// candidate lists, at the size the lists were built for (`candidates.geometry()`).

@@ -1,8 +1,9 @@
 //! The public tensor-level entry points.
 
-use burn::tensor::{DType, Device, Tensor};
+use burn::tensor::{DType, Tensor};
 
 use super::{SsimError, SsimKernelConfig, SsimOptions, reference::reference_value};
+use crate::device::uses_fused_kernels;
 
 /// Mean SSIM of two `[batch, channels, height, width]` f32 batches with values in [0, 1].
 ///
@@ -108,22 +109,6 @@ pub(crate) fn kernel_value<const D: usize>(
         fused_value(img1, img2, config)
     } else {
         reference_value(img1, img2, config)
-    }
-}
-
-/// Whether tensors on `device` run this crate's CubeCL kernels rather than the reference ops.
-pub fn uses_fused_kernels(device: &Device) -> bool {
-    #[cfg(feature = "cube")]
-    {
-        matches!(
-            device.as_dispatch().clone().inner(),
-            burn::backend::DispatchDevice::Cube(_)
-        )
-    }
-    #[cfg(not(feature = "cube"))]
-    {
-        let _ = device;
-        false
     }
 }
 

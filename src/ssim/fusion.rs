@@ -5,13 +5,11 @@
 //! features turns fusion on for this crate too, and the ops must keep working.
 
 use burn::tensor::DType;
-use burn_fusion::{Fusion, FusionBackend, FusionTensor};
+use burn_fusion::{Fusion, FusionBackend};
 use burn_sad_kernels::ssim::GradTargets;
 
 use super::{SsimBackend, SsimKernelConfig, backend::stacked_shape};
-use crate::fusion_op::register_float_op;
-
-type Lazy<B> = FusionTensor<<B as FusionBackend>::FusionRuntime>;
+use crate::fusion_op::{Lazy, register_float_op};
 
 impl<B: FusionBackend + SsimBackend> SsimBackend for Fusion<B> {
     fn ssim_value(img1: Lazy<B>, img2: Lazy<B>, config: SsimKernelConfig) -> Lazy<B> {

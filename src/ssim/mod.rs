@@ -32,9 +32,10 @@ mod msssim;
 mod options;
 mod reference;
 
+/// Re-exported from [`device`](crate::device), where it lives for both capabilities.
+pub use crate::device::uses_fused_kernels;
 pub use api::{
     fused_ssim, fused_ssim3d, ssim_l1_loss, try_fused_ssim, try_fused_ssim3d, try_ssim_l1_loss,
-    uses_fused_kernels,
 };
 pub use backend::{SsimBackend, SsimKernelConfig};
 pub use burn_sad_kernels::ssim::{GradTargets, SsimTerm};

@@ -7,8 +7,8 @@ use burn_sad_kernels::sad::{ADAM_STATE, AdamStep, LOG_TAU, POSITION, SITE_PARAMS
 use super::TargetImage;
 use super::densify::prune_candidates;
 use super::reference::{adam_step_reference, site_statistics_reference, tau_diffusion_reference};
+use crate::device::uses_fused_kernels;
 use crate::sad::{Candidates, SiteTable};
-use crate::ssim::uses_fused_kernels;
 
 fn rows<const N: usize>(values: &[f32]) -> Vec<[f32; N]> {
     values

@@ -2,10 +2,7 @@
 
 use burn::backend::{cubecl::dtype_to_storage_type, ops::IntTensorOps};
 use burn::tensor::{DType, Shape};
-use burn_cubecl::{
-    CubeBackend, kernel::into_contiguous, ops::numeric::empty_device_contiguous_dtype,
-    tensor::CubeTensor,
-};
+use burn_cubecl::{CubeBackend, kernel::into_contiguous, tensor::CubeTensor};
 use burn_sad_kernels::sad::{
     K, PACK_CUBE, PACKED_WORDS, RECORD_WORDS, SITE_PARAMS, candidate_pass_kernel,
     init_candidates_kernel, jfa_flood_kernel, pack_sites_kernel, seed_candidates_kernel,
@@ -13,7 +10,9 @@ use burn_sad_kernels::sad::{
 use cubecl::{CubeCount, CubeDim};
 
 use super::{capacity, cell_grid, empty_ids, expect_sites_and_lists, ids, unfilled_ids};
-use crate::launch::{expect_dims, expect_len_at_least, expect_rows_of, launch_kernel};
+use crate::launch::{
+    empty_contiguous, expect_dims, expect_len_at_least, expect_rows_of, launch_kernel,
+};
 use crate::sad::{PassConfig, RenderGeometry};
 
 pub(super) fn init_candidates(
@@ -107,12 +106,7 @@ fn records_of(sites: &CubeTensor, round_to_f16: bool) -> CubeTensor {
     } else {
         RECORD_WORDS
     };
-    let packed = empty_device_contiguous_dtype(
-        sites.client.clone(),
-        sites.device.clone(),
-        Shape::new([count_sites, words]),
-        DType::U32,
-    );
+    let packed = empty_contiguous(sites, Shape::new([count_sites, words]), DType::U32);
     let count = CubeCount::Static((count_sites as u32).div_ceil(PACK_CUBE as u32).max(1), 1, 1);
     let dim = CubeDim::new_1d(PACK_CUBE as u32);
     launch_kernel!(pack_sites_kernel(

@@ -8,10 +8,7 @@ mod train;
 
 use burn::backend::{TensorMetadata, cubecl::dtype_to_storage_type, ops::IntTensorOps};
 use burn::tensor::{DType, IntDType, Shape};
-use burn_cubecl::{
-    CubeBackend, kernel::into_contiguous, ops::numeric::empty_device_contiguous_dtype,
-    tensor::CubeTensor,
-};
+use burn_cubecl::{CubeBackend, kernel::into_contiguous, tensor::CubeTensor};
 use burn_sad_kernels::sad::{
     AdamStep, BackwardOutputs, K, SITE_PARAMS, StatisticsKind, TILE, clear_kernel,
     render_backward_kernel, render_kernel,
@@ -19,7 +16,7 @@ use burn_sad_kernels::sad::{
 use cubecl::{CubeCount, CubeDim};
 
 use super::{PassConfig, RenderGeometry, SadBackend};
-use crate::launch::{expect_dims, expect_rows_of, launch_kernel};
+use crate::launch::{empty_contiguous, expect_dims, expect_rows_of, launch_kernel};
 
 /// Units per side of the cubes of the per-cell candidate kernels.
 const CELL_TILE: u32 = 16;
@@ -119,11 +116,11 @@ fn ids(candidates: CubeTensor) -> CubeTensor {
 }
 
 fn empty_f32(like: &CubeTensor, shape: Shape) -> CubeTensor {
-    empty_device_contiguous_dtype(like.client.clone(), like.device.clone(), shape, DType::F32)
+    empty_contiguous(like, shape, DType::F32)
 }
 
 fn empty_i32(like: &CubeTensor, shape: Shape) -> CubeTensor {
-    empty_device_contiguous_dtype(like.client.clone(), like.device.clone(), shape, DType::I32)
+    empty_contiguous(like, shape, DType::I32)
 }
 
 /// Uninitialised candidate lists, for kernels that write every slot of every cell (no fill

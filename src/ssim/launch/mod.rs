@@ -2,10 +2,7 @@
 
 use burn::backend::{TensorMetadata, cubecl::dtype_to_storage_type, ops::FloatTensorOps};
 use burn::tensor::Shape;
-use burn_cubecl::{
-    CubeBackend, kernel::into_contiguous, ops::numeric::empty_device_contiguous_dtype,
-    tensor::CubeTensor,
-};
+use burn_cubecl::{CubeBackend, kernel::into_contiguous, tensor::CubeTensor};
 use burn_sad_kernels::ssim::{
     C1, C2, COLUMNS, GradTargets, StripLayout, ssim_backward_kernel, ssim_forward_kernel,
 };
@@ -14,6 +11,7 @@ use cubecl::{CubeCount, CubeDim};
 mod volume;
 
 use super::{SsimBackend, SsimKernelConfig, backend::stacked_shape};
+use crate::launch::empty_contiguous;
 use volume::{backward_volume, forward_volume};
 
 /// Shared memory a cube may use: the 32 KiB that Metal and most Vulkan drivers guarantee.
@@ -79,13 +77,9 @@ impl Geometry {
     }
 }
 
+/// An uninitialised contiguous tensor of `shape` with `tensor`'s dtype and device.
 fn empty_like(tensor: &CubeTensor, shape: Shape) -> CubeTensor {
-    empty_device_contiguous_dtype(
-        tensor.client.clone(),
-        tensor.device.clone(),
-        shape,
-        tensor.dtype,
-    )
+    empty_contiguous(tensor, shape, tensor.dtype)
 }
 
 /// Runs the forward kernel; returns the mean SSIM and, when `targets` is given, the partials.
