@@ -18,10 +18,20 @@ use burn_cubecl::{ops::numeric::empty_device_contiguous_dtype, tensor::CubeTenso
 /// clamped to the buffer): slower, for telling a kernel's indexing bug from anything else.
 pub const CHECKED_KERNELS_ENV: &str = "BURN_SAD_CHECKED_KERNELS";
 
-/// Whether kernels are launched with CubeCL's bounds checks ([`CHECKED_KERNELS_ENV`]), read once.
+/// Whether kernels are launched with CubeCL's bounds checks ([`CHECKED_KERNELS_ENV`]).
 pub(crate) fn bounds_checked() -> bool {
-    static CHECKED: OnceLock<bool> = OnceLock::new();
-    *CHECKED.get_or_init(|| std::env::var(CHECKED_KERNELS_ENV).as_deref() == Ok("1"))
+    static CHECKED: OnceLock<Option<bool>> = OnceLock::new();
+    switch(&CHECKED, CHECKED_KERNELS_ENV) == Some(true)
+}
+
+/// The `0`/`1` switch `name` of the environment, read once per process into `cell` (launches
+/// ask on every call): `Some(false)` for `0`, `Some(true)` for `1`, `None` otherwise.
+pub(crate) fn switch(cell: &'static OnceLock<Option<bool>>, name: &str) -> Option<bool> {
+    *cell.get_or_init(|| match std::env::var(name).as_deref() {
+        Ok("0") => Some(false),
+        Ok("1") => Some(true),
+        _ => None,
+    })
 }
 
 /// Launches a `#[cube(launch, launch_unchecked)]` kernel: `launch_kernel!(kernel(args...))`

@@ -1,5 +1,7 @@
 //! Launches of the candidate-list kernels: random init, jump flood, propagation passes.
 
+use std::sync::OnceLock;
+
 use burn::backend::{cubecl::dtype_to_storage_type, ops::IntTensorOps};
 use burn::tensor::{DType, Shape};
 use burn_cubecl::{CubeBackend, kernel::into_contiguous, tensor::CubeTensor};
@@ -11,7 +13,7 @@ use cubecl::{CubeCount, CubeDim};
 
 use super::{capacity, cell_grid, empty_ids, expect_sites_and_lists, ids, unfilled_ids};
 use crate::launch::{
-    empty_contiguous, expect_dims, expect_len_at_least, expect_rows_of, launch_kernel,
+    empty_contiguous, expect_dims, expect_len_at_least, expect_rows_of, launch_kernel, switch,
 };
 use crate::sad::{PassConfig, RenderGeometry};
 
@@ -177,8 +179,9 @@ const RANKING_LOAD_WORDS: usize = 4;
 
 /// Words per load of the site records ([`VECTOR_LOADS_ENV`]).
 pub(super) fn record_vector_size() -> usize {
-    match std::env::var(VECTOR_LOADS_ENV).as_deref() {
-        Ok("0") => 1,
+    static VECTOR_LOADS: OnceLock<Option<bool>> = OnceLock::new();
+    match switch(&VECTOR_LOADS, VECTOR_LOADS_ENV) {
+        Some(false) => 1,
         _ => RANKING_LOAD_WORDS,
     }
 }

@@ -6,6 +6,8 @@ mod candidates;
 mod prune;
 mod train;
 
+use std::sync::OnceLock;
+
 use burn::backend::{TensorMetadata, cubecl::dtype_to_storage_type, ops::IntTensorOps};
 use burn::tensor::{DType, IntDType, Shape};
 use burn_cubecl::{CubeBackend, kernel::into_contiguous, tensor::CubeTensor};
@@ -16,7 +18,7 @@ use burn_sad_kernels::sad::{
 use cubecl::{CubeCount, CubeDim};
 
 use super::{PassConfig, RenderGeometry, SadBackend};
-use crate::launch::{empty_contiguous, expect_dims, expect_rows_of, launch_kernel};
+use crate::launch::{empty_contiguous, expect_dims, expect_rows_of, launch_kernel, switch};
 
 /// Units per side of the cubes of the per-cell candidate kernels.
 const CELL_TILE: u32 = 16;
@@ -76,11 +78,8 @@ pub const PLANE_SUMS_ENV: &str = "BURN_SAD_PLANE_SUMS";
 /// Whether the backward sums runs of equal sites across a plane before its shared-memory
 /// atomics: on CUDA and HIP, whose shuffles every unit reaches (WGSL subgroups are optional).
 fn plane_sums(tensor: &CubeTensor) -> bool {
-    match std::env::var(PLANE_SUMS_ENV).as_deref() {
-        Ok("0") => false,
-        Ok("1") => true,
-        _ => native_shared_atomics(tensor),
-    }
+    static PLANE_SUMS: OnceLock<Option<bool>> = OnceLock::new();
+    switch(&PLANE_SUMS, PLANE_SUMS_ENV).unwrap_or_else(|| native_shared_atomics(tensor))
 }
 
 /// Checks the shapes every per-pixel and per-cell kernel indexes by: `sites` `[capacity, 10]`
