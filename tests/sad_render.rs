@@ -7,10 +7,10 @@ mod common;
 use burn::tensor::{Device, Distribution, Int, Tensor, TensorData};
 use burn_sad::image::load_rgb;
 use burn_sad::sad::{
-    Candidates, HilbertOrder, PropagationOptions, RenderGeometry, RenderOnlyOptions, SadError,
-    SiteTable, SitesFileError, exact_candidates, f16_bits, f16_to_f32, pack_sites_reference,
-    parse_sites, psnr, ranking_view, read_sites, render, render_reference, render_sites,
-    sites_to_string, try_render,
+    Candidates, HilbertOrder, PropagationOptions, RenderGeometry, RenderOnlyOptions,
+    RenderReadySites, SadError, SiteTable, SitesFileError, exact_candidates, f16_bits, f16_to_f32,
+    pack_sites_reference, parse_sites, psnr, ranking_view, read_sites, render, render_ready,
+    render_reference, render_sites, sites_to_string, try_render,
 };
 use burn_sad::ssim::uses_fused_kernels;
 use burn_sad_kernels::sad::{PACKED_WORDS, RANK_SQUEEZE, RANK_STRETCH, RANK_TAU};
@@ -56,6 +56,12 @@ fn check_against_reference(table: &SiteTable, candidates: &Candidates, what: &st
         &device,
     );
     let (fused_image, fused_grad) = image_and_grad(|s| render(s, candidates), &sites, &upstream);
+    // Render-only mode packs the records once and renders from them: the same image, bit for bit.
+    let ready = values(render_ready(
+        &RenderReadySites::new(sites.clone()),
+        candidates,
+    ));
+    assert_eq!(ready, fused_image, "{what}: render from packed records");
     let ids = candidates.ids();
     let (ref_image, ref_grad) = image_and_grad(
         |s| {

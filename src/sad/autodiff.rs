@@ -14,7 +14,7 @@ use burn::backend::{
 
 use burn_sad_kernels::sad::{AdamStep, StatisticsKind};
 
-use super::{PassConfig, RenderGeometry, SadBackend};
+use super::{PassConfig, RenderGeometry, SadBackend, SiteRecordKind};
 
 #[derive(Debug, Clone)]
 struct RenderState<B: Backend> {
@@ -112,8 +112,16 @@ impl<B: SadBackend, C: CheckpointStrategy> SadBackend for Autodiff<B, C> {
         B::sad_flood_candidates(sites.into_primitive(), geometry)
     }
 
-    fn sad_pack_sites(sites: FloatTensor<Self>) -> IntTensor<Self> {
-        B::sad_pack_sites(sites.into_primitive())
+    fn sad_pack_sites(sites: FloatTensor<Self>, kind: SiteRecordKind) -> IntTensor<Self> {
+        B::sad_pack_sites(sites.into_primitive(), kind)
+    }
+
+    fn sad_render_records(
+        records: IntTensor<Self>,
+        candidates: IntTensor<Self>,
+        geometry: RenderGeometry,
+    ) -> FloatTensor<Self> {
+        Self::from_inner(B::sad_render_records(records, candidates, geometry))
     }
 
     fn sad_candidate_pass(
@@ -187,22 +195,26 @@ impl<B: SadBackend, C: CheckpointStrategy> SadBackend for Autodiff<B, C> {
         candidates: IntTensor<Self>,
         grads: FloatTensor<Self>,
         state: FloatTensor<Self>,
+        kept: IntTensor<Self>,
+        use_kept: bool,
         step: AdamStep,
         geometry: RenderGeometry,
         lambda: f32,
         passes: u32,
-    ) -> (FloatTensor<Self>, FloatTensor<Self>) {
-        let (sites, state) = B::sad_diffuse_and_step(
+    ) -> (FloatTensor<Self>, FloatTensor<Self>, IntTensor<Self>) {
+        let (sites, state, lists) = B::sad_diffuse_and_step(
             sites.into_primitive(),
             candidates,
             grads.into_primitive(),
             state.into_primitive(),
+            kept,
+            use_kept,
             step,
             geometry,
             lambda,
             passes,
         );
-        (Self::from_inner(sites), Self::from_inner(state))
+        (Self::from_inner(sites), Self::from_inner(state), lists)
     }
 
     fn sad_adam_step(

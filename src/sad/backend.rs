@@ -65,6 +65,28 @@ pub struct PassConfig {
     pub hilbert_window: u32,
 }
 
+/// Which of the two site records [`SadBackend::sad_pack_sites`] writes (see
+/// `burn_sad_kernels::sad::pack_sites_kernel`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SiteRecordKind {
+    /// The ranking copy the propagation pass reads: the reference's f16 rounding of the
+    /// ranking inputs, with the per-site part of the key precomputed, `[capacity, 8]` u32.
+    Ranking,
+    /// The full record the render, the backward, the statistics and the flood read: exact
+    /// values and the colour, `[capacity, 12]` u32.
+    Full,
+}
+
+impl SiteRecordKind {
+    /// u32 words per site.
+    pub fn words(self) -> usize {
+        match self {
+            Self::Ranking => burn_sad_kernels::sad::PACKED_WORDS,
+            Self::Full => burn_sad_kernels::sad::RECORD_WORDS,
+        }
+    }
+}
+
 /// SAD ops every backend with CubeCL kernels provides. Backends without them use the
 /// plain-tensor and host references (see [`render_reference`](super::render_reference) and
 /// [`exact_candidates`](super::exact_candidates)).
@@ -109,12 +131,19 @@ pub trait SadBackend: Backend {
     /// The jump-flood pre-pass of render-only mode: seeds, then steps P/2 … 1.
     fn sad_flood_candidates(sites: FloatTensor<Self>, geometry: RenderGeometry) -> IntTensor<Self>;
 
-    /// The ranking copy of the sites that the propagation pass reads: the reference's f16
-    /// rounding of the ranking inputs, with the per-site part of the key precomputed,
-    /// `[capacity, 8]` u32 (see `burn_sad_kernels::sad::pack_sites_kernel`).
-    fn sad_pack_sites(sites: FloatTensor<Self>) -> IntTensor<Self>;
+    /// The site records of `kind`, `[capacity, kind.words()]` u32.
+    fn sad_pack_sites(sites: FloatTensor<Self>, kind: SiteRecordKind) -> IntTensor<Self>;
 
-    /// One propagation pass, ranking from `packed` (see [`SadBackend::sad_pack_sites`]).
+    /// [`sad_render`](Self::sad_render) from the full records of the sites
+    /// ([`SiteRecordKind::Full`]), packed once for many renders of the same sites; not
+    /// differentiable.
+    fn sad_render_records(
+        records: IntTensor<Self>,
+        candidates: IntTensor<Self>,
+        geometry: RenderGeometry,
+    ) -> FloatTensor<Self>;
+
+    /// One propagation pass, ranking from `packed`, the [`SiteRecordKind::Ranking`] records.
     fn sad_candidate_pass(
         packed: IntTensor<Self>,
         candidates: IntTensor<Self>,
@@ -158,18 +187,26 @@ pub trait SadBackend: Backend {
 
     /// [`sad_tau_diffusion`](Self::sad_tau_diffusion) of `grads`, then
     /// [`sad_adam_step`](Self::sad_adam_step) with its result as the log τ gradient, as one op
-    /// (a backend may run the last pass inside the step).
+    /// (a backend may run the last pass inside the step): the new sites and Adam state, and the
+    /// diffusion's neighbour lists (`[K + 1, capacity]` i32). A later step over the same
+    /// candidate lists and the same live sites (no densify or prune between) may pass them back
+    /// as `kept` with `use_kept`: the result is the same, and only the sites that moved to
+    /// another cell look their neighbours up again (see
+    /// `burn_sad_kernels::sad::NeighbourSource::Kept`). Without `use_kept`, `kept` is not read
+    /// (any int tensor will do).
     #[allow(clippy::too_many_arguments)]
     fn sad_diffuse_and_step(
         sites: FloatTensor<Self>,
         candidates: IntTensor<Self>,
         grads: FloatTensor<Self>,
         state: FloatTensor<Self>,
+        kept: IntTensor<Self>,
+        use_kept: bool,
         step: AdamStep,
         geometry: RenderGeometry,
         lambda: f32,
         passes: u32,
-    ) -> (FloatTensor<Self>, FloatTensor<Self>);
+    ) -> (FloatTensor<Self>, FloatTensor<Self>, IntTensor<Self>);
 
     /// One Adam step of every site: the new `[capacity, 10]` sites and `[capacity, 18]` state.
     fn sad_adam_step(

@@ -278,7 +278,7 @@ mod dispatch {
     use burn::backend::Dispatch;
     use burn::tensor::{Int, Tensor};
 
-    use super::super::{PassConfig, RenderGeometry, SadBackend};
+    use super::super::{PassConfig, RenderGeometry, SadBackend, SiteRecordKind};
     use super::HilbertOrder;
 
     pub fn init(sites: Tensor<2>, geometry: RenderGeometry, seed: u32) -> Tensor<2, Int> {
@@ -299,6 +299,7 @@ mod dispatch {
     pub fn pack(sites: Tensor<2>) -> Tensor<2, Int> {
         Tensor::from_dispatch(<Dispatch as SadBackend>::sad_pack_sites(
             sites.into_dispatch(),
+            SiteRecordKind::Ranking,
         ))
     }
 

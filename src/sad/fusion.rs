@@ -3,11 +3,9 @@
 
 use burn::tensor::{DType, Shape};
 use burn_fusion::{Fusion, FusionBackend};
-use burn_sad_kernels::sad::{
-    ADAM_STATE, AdamStep, BackwardOutputs, K, PACKED_WORDS, StatisticsKind,
-};
+use burn_sad_kernels::sad::{ADAM_STATE, AdamStep, BackwardOutputs, K, StatisticsKind};
 
-use super::{PassConfig, RenderGeometry, SadBackend};
+use super::{PassConfig, RenderGeometry, SadBackend, SiteRecordKind};
 use crate::fusion_op::{Lazy, Mixed, register_op};
 
 /// Queues one op of the inner backend `B` on the fusion stream, stated once:
@@ -48,6 +46,14 @@ fn floats<F, I>((first, second): (F, F)) -> Mixed<F, I, 2, 0> {
     Mixed {
         floats: [first, second],
         ints: [],
+    }
+}
+
+/// The stepped sites and state, and the diffusion's neighbour lists.
+fn stepped_and_lists<F, I>((sites, state, lists): (F, F, I)) -> Mixed<F, I, 2, 1> {
+    Mixed {
+        floats: [sites, state],
+        ints: [lists],
     }
 }
 
@@ -126,13 +132,26 @@ impl<B: FusionBackend + SadBackend> SadBackend for Fusion<B> {
         ids
     }
 
-    fn sad_pack_sites(sites: Lazy<B>) -> Lazy<B> {
-        let packed = (Shape::new([sites.shape[0], PACKED_WORDS]), DType::U32);
-        let [packed] = queue!("burn_sad::sad_pack_sites".to_owned();
+    fn sad_pack_sites(sites: Lazy<B>, kind: SiteRecordKind) -> Lazy<B> {
+        let packed = (Shape::new([sites.shape[0], kind.words()]), DType::U32);
+        let [packed] = queue!(format!("burn_sad::sad_pack_sites::{kind:?}");
             floats [sites], ints [] => [], [packed];
-            int(B::sad_pack_sites(sites)))
+            int(B::sad_pack_sites(sites, kind)))
         .ints;
         packed
+    }
+
+    fn sad_render_records(
+        records: Lazy<B>,
+        candidates: Lazy<B>,
+        geometry: RenderGeometry,
+    ) -> Lazy<B> {
+        let image = (Shape::new([3, geometry.height, geometry.width]), DType::F32);
+        let [image] = queue!(format!("burn_sad::sad_render_records::{geometry:?}");
+            floats [], ints [records, candidates] => [image], [];
+            float(B::sad_render_records(records, candidates, geometry)))
+        .floats;
+        image
     }
 
     fn sad_candidate_pass(
@@ -199,20 +218,25 @@ impl<B: FusionBackend + SadBackend> SadBackend for Fusion<B> {
         candidates: Lazy<B>,
         grads: Lazy<B>,
         state: Lazy<B>,
+        kept: Lazy<B>,
+        use_kept: bool,
         step: AdamStep,
         geometry: RenderGeometry,
         lambda: f32,
         passes: u32,
-    ) -> (Lazy<B>, Lazy<B>) {
+    ) -> (Lazy<B>, Lazy<B>, Lazy<B>) {
         let [stepped, moments] = stepped_shapes::<B>(&sites, &state);
-        let [sites, state] = queue!(
-        format!("burn_sad::sad_diffuse_and_step::{step:?}::{geometry:?}::{lambda}::{passes}");
-        floats [sites, grads, state], ints [candidates] => [stepped, moments], [];
-        floats(B::sad_diffuse_and_step(
-            sites, candidates, grads, state, step, geometry, lambda, passes,
-        )))
-        .floats;
-        (sites, state)
+        let lists = (Shape::new([K + 1, sites.shape[0]]), DType::I32);
+        let out = queue!(format!(
+            "burn_sad::sad_diffuse_and_step::{step:?}::{geometry:?}::{lambda}::{passes}::{use_kept}"
+        );
+            floats [sites, grads, state], ints [candidates, kept] => [stepped, moments], [lists];
+            stepped_and_lists(B::sad_diffuse_and_step(
+                sites, candidates, grads, state, kept, use_kept, step, geometry, lambda, passes,
+            )));
+        let [sites, state] = out.floats;
+        let [lists] = out.ints;
+        (sites, state, lists)
     }
 
     fn sad_adam_step(

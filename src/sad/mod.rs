@@ -23,7 +23,7 @@ mod render;
 mod render_only;
 mod sites;
 
-pub use backend::{PassConfig, RenderGeometry, SadBackend};
+pub use backend::{PassConfig, RenderGeometry, SadBackend, SiteRecordKind};
 pub use candidates::{Candidates, HilbertOrder, PropagationOptions, jump_for_pass};
 pub use error::{SadError, SitesFileError};
 pub use file::{HEADER, format_g9, parse_sites, read_sites, sites_to_string, write_sites};
@@ -31,7 +31,7 @@ pub use reference::{
     blend_at, cell_of_pixel, exact_candidates, f16_bits, f16_to_f32, pack_sites_reference,
     ranking_key, ranking_view, render_reference, site_score,
 };
-pub use render::{render, try_render};
+pub use render::{RenderReadySites, render, render_ready, try_render};
 pub use render_only::{
     MAX_PASSES, RenderOnlyOptions, RenderedSites, psnr, render_sites, render_sites_with_progress,
 };

@@ -1,9 +1,13 @@
 //! The public render op.
 
-use burn::tensor::{DType, Tensor};
+#[cfg(feature = "cube")]
+use burn::backend::Dispatch;
+use burn::tensor::{DType, Int, Tensor};
 use burn_sad_kernels::sad::{K, SITE_PARAMS};
 
 use super::{Candidates, RenderGeometry, SadError, render_reference};
+#[cfg(feature = "cube")]
+use super::{SadBackend, SiteRecordKind};
 use crate::device::uses_fused_kernels;
 
 /// Renders `[3, height, width]` RGB (not clamped) from `[capacity, 10]` sites and their
@@ -21,6 +25,50 @@ pub fn render(sites: Tensor<2>, candidates: &Candidates) -> Tensor<3> {
 
 /// [`render`] that returns a typed error instead of panicking on bad input.
 pub fn try_render(sites: Tensor<2>, candidates: &Candidates) -> Result<Tensor<3>, SadError> {
+    check_render_inputs(&sites, candidates)?;
+    if uses_fused_kernels(&sites.device()) {
+        Ok(fused_render(sites, candidates.ids(), candidates.geometry()))
+    } else {
+        Ok(render_reference(
+            sites,
+            candidates.ids(),
+            candidates.geometry(),
+        ))
+    }
+}
+
+/// Sites made ready for many renders: on CubeCL devices their full site records (exact values
+/// and colour in 16-byte words, which the render kernel reads) are packed once here instead of
+/// at every [`render`]. Not differentiable.
+#[derive(Clone, Debug)]
+pub struct RenderReadySites {
+    sites: Tensor<2>,
+    #[cfg_attr(not(feature = "cube"), allow(dead_code))]
+    records: Option<Tensor<2, Int>>,
+}
+
+impl RenderReadySites {
+    /// Packs `[capacity, 10]` sites (one launch on CubeCL devices, nothing elsewhere).
+    pub fn new(sites: Tensor<2>) -> Self {
+        let records = uses_fused_kernels(&sites.device()).then(|| fused_records(sites.clone()));
+        Self { sites, records }
+    }
+}
+
+/// [`render`] of sites packed by [`RenderReadySites::new`]: the same image, one launch.
+///
+/// # Panics
+/// With the message of the [`SadError`] that [`try_render`] would return.
+pub fn render_ready(sites: &RenderReadySites, candidates: &Candidates) -> Tensor<3> {
+    check_render_inputs(&sites.sites, candidates).unwrap_or_else(|error| panic!("{error}"));
+    match &sites.records {
+        Some(records) => fused_render_records(records.clone(), candidates),
+        None => render_reference(sites.sites.clone(), candidates.ids(), candidates.geometry()),
+    }
+}
+
+/// The checks of [`try_render`]: the sites' shape and type, the size, the lists, the devices.
+fn check_render_inputs(sites: &Tensor<2>, candidates: &Candidates) -> Result<(), SadError> {
     let geometry = candidates.geometry();
     let (width, height) = (geometry.width, geometry.height);
     let dims = sites.dims();
@@ -46,21 +94,11 @@ pub fn try_render(sites: Tensor<2>, candidates: &Candidates) -> Result<Tensor<3>
             candidates: format!("{:?}", ids.device()),
         });
     }
-    if uses_fused_kernels(&sites.device()) {
-        Ok(fused_render(sites, ids, geometry))
-    } else {
-        Ok(render_reference(sites, ids, geometry))
-    }
+    Ok(())
 }
 
 #[cfg(feature = "cube")]
-fn fused_render(
-    sites: Tensor<2>,
-    ids: Tensor<2, burn::tensor::Int>,
-    geometry: RenderGeometry,
-) -> Tensor<3> {
-    use super::SadBackend;
-    use burn::backend::Dispatch;
+fn fused_render(sites: Tensor<2>, ids: Tensor<2, Int>, geometry: RenderGeometry) -> Tensor<3> {
     Tensor::from_dispatch(<Dispatch as SadBackend>::sad_render(
         sites.into_dispatch(),
         ids.into_dispatch(),
@@ -68,7 +106,35 @@ fn fused_render(
     ))
 }
 
+#[cfg(feature = "cube")]
+fn fused_records(sites: Tensor<2>) -> Tensor<2, Int> {
+    Tensor::from_dispatch(<Dispatch as SadBackend>::sad_pack_sites(
+        sites.into_dispatch(),
+        SiteRecordKind::Full,
+    ))
+}
+
+#[cfg(feature = "cube")]
+fn fused_render_records(records: Tensor<2, Int>, candidates: &Candidates) -> Tensor<3> {
+    Tensor::from_dispatch(<Dispatch as SadBackend>::sad_render_records(
+        records.into_dispatch(),
+        candidates.ids().into_dispatch(),
+        candidates.geometry(),
+    ))
+}
+
+// Without a CubeCL runtime `uses_fused_kernels` is always false and these are never reached.
 #[cfg(not(feature = "cube"))]
-fn fused_render(_: Tensor<2>, _: Tensor<2, burn::tensor::Int>, _: RenderGeometry) -> Tensor<3> {
+fn fused_render(_: Tensor<2>, _: Tensor<2, Int>, _: RenderGeometry) -> Tensor<3> {
+    unreachable!("no CubeCL runtime is compiled in")
+}
+
+#[cfg(not(feature = "cube"))]
+fn fused_records(_: Tensor<2>) -> Tensor<2, Int> {
+    unreachable!("no CubeCL runtime is compiled in")
+}
+
+#[cfg(not(feature = "cube"))]
+fn fused_render_records(_: Tensor<2, Int>, _: &Candidates) -> Tensor<3> {
     unreachable!("no CubeCL runtime is compiled in")
 }

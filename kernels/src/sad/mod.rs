@@ -50,9 +50,11 @@ pub use record::{
     RANK_TAU, RANK_X, RECORD_WORDS, pack_sites_kernel,
 };
 pub use render::render_kernel;
-pub use render_backward::{BackwardOutputs, clear_kernel, render_backward_kernel};
+pub use render_backward::{BackwardOutputs, render_backward_kernel};
 pub use statistics::{DENSIFY_STATS, StatisticsKind, site_statistics_kernel};
-pub use tau_diffusion::{TauNeighbours, TauNeighboursLaunch, tau_diffusion_kernel};
+pub use tau_diffusion::{
+    NeighbourSource, TauNeighbours, TauNeighboursLaunch, tau_diffusion_kernel,
+};
 
 /// Candidates per pixel.
 pub const K: usize = 8;

@@ -63,6 +63,10 @@ fn input_bits(value: f32, #[comptime] round_to_f16: bool) -> u32 {
 /// the ranking copy ([`PACKED_WORDS`] words) where `round_to_f16`, else the full record
 /// ([`RECORD_WORDS`] words, with the colour). Inactive sites get position (−1, −1) and zeros.
 ///
+/// With `zero_columns` > 0 it also zeroes `zeroed` (`[capacity, zero_columns]`), the per-site
+/// accumulator that the kernel reading the records adds into (the backward's gradients, the
+/// statistics), which saves that kernel's clearing launch; with 0, `zeroed` is not touched.
+///
 /// A unit's own rows are 40 and 48 bytes apart from its neighbours', so a cube first copies its
 /// [`PACK_CUBE`] sites' rows into shared memory word by word across its units, packs from
 /// there, and copies the records out the same way (read and written a row per unit, 128 000
@@ -73,8 +77,10 @@ fn input_bits(value: f32, #[comptime] round_to_f16: bool) -> u32 {
 pub fn pack_sites_kernel<F: Float>(
     sites: &Tensor<F>,
     packed: &mut Tensor<u32>,
+    zeroed: &mut Tensor<F>,
     site_count: usize,
     #[comptime] round_to_f16: bool,
+    #[comptime] zero_columns: usize,
     #[define(F)] _dtype: ElemType,
 ) {
     let words = comptime![if round_to_f16 {
@@ -132,6 +138,13 @@ pub fn pack_sites_kernel<F: Float>(
         let local = i * PACK_CUBE + unit;
         if local < rows * words {
             packed[first * words + local] = out[local];
+        }
+    }
+    #[unroll]
+    for i in 0..zero_columns {
+        let local = i * PACK_CUBE + unit;
+        if local < rows * zero_columns {
+            zeroed[first * zero_columns + local] = F::new(0.0);
         }
     }
 }

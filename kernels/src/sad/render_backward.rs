@@ -192,14 +192,3 @@ pub fn render_backward_kernel<F: Float, N: Size>(
 
     flush::<F>(&hash, grads, columns, native_atomics);
 }
-
-/// Sets every element of `values` to zero (the backward's accumulator, before it runs).
-///
-/// Launch with one unit per element, 1D.
-#[cube(launch, launch_unchecked)]
-pub fn clear_kernel<F: Float>(values: &mut Tensor<F>, #[define(F)] _dtype: ElemType) {
-    let index = ABSOLUTE_POS;
-    if index < values.len() {
-        values[index] = F::new(0.0);
-    }
-}

@@ -6,6 +6,19 @@ use cubecl::prelude::*;
 use super::score::is_live;
 use super::{EMPTY, K, POSITION, SITE_PARAMS};
 
+/// Where a Jacobi pass of [`tau_diffusion_kernel()`] finds each site's neighbours.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum NeighbourSource {
+    /// From the candidate lists; the pass writes them to `list` (a step's first pass).
+    Find,
+    /// From `kept`, the lists of an earlier step over the same candidate lists and the same
+    /// live sites, for every site whose home cell has not changed since (from the candidate
+    /// lists for the others); the pass writes them all to `list` (a step's first pass).
+    Kept,
+    /// From `list`, which this step's first pass wrote.
+    List,
+}
+
 /// One Jacobi pass: `out[i] = (raw[i] + λ Σ_j input[j]) / (1 + λ·n)` over the n distinct live
 /// sites j ≠ i listed in the candidate cell nearest to site i (its position / downscale,
 /// rounded). Inactive sites, and every site when λ ≤ 0, copy `input` through.
@@ -13,11 +26,15 @@ use super::{EMPTY, K, POSITION, SITE_PARAMS};
 /// `raw[i]` is read at `i·raw_stride + raw_offset` and `input[i]` at `i·input_stride +
 /// input_offset`, so both can be a column of the `[capacity, 10]` gradients.
 ///
-/// The neighbours do not change between the passes of one step, so the first pass
-/// (`build_list`) finds them from `candidates` and writes them to `list` (`[K, capacity]`: site
-/// i's k-th neighbour at `k·capacity + i`, so that a plane's stores and loads are coalesced; in
-/// candidate order, [`EMPTY`] after the last), and later passes read them from there: two
-/// dependent loads per neighbour instead of five (position, cell, candidate, liveness, value).
+/// The neighbours do not change between the passes of one step, so the first pass finds them
+/// and writes them to `list` (`[K + 1, capacity]`: site i's k-th neighbour at `k·capacity + i`,
+/// so that a plane's stores and loads are coalesced; in candidate order, [`EMPTY`] after the
+/// last; row K holds the home cell they were found in), and later passes read them from there:
+/// two dependent loads per neighbour instead of five (position, cell, candidate, liveness,
+/// value). Between candidate updates, densifications and prunes they do not change from step
+/// to step either, except for a site that moved to another cell: with
+/// [`NeighbourSource::Kept`] the first pass copies the `kept` lists of the previous step where
+/// the home cell is the same, and finds the others again. `kept` is not read otherwise.
 ///
 /// Launch with one unit per site, 1D.
 #[cube(launch, launch_unchecked)]
@@ -25,6 +42,7 @@ use super::{EMPTY, K, POSITION, SITE_PARAMS};
 pub fn tau_diffusion_kernel(
     sites: &Tensor<f32>,
     candidates: &Tensor<i32>,
+    kept: &Tensor<i32>,
     list: &mut Tensor<i32>,
     raw: &Tensor<f32>,
     raw_stride: usize,
@@ -33,7 +51,7 @@ pub fn tau_diffusion_kernel(
     output: &mut Tensor<f32>,
     neighbours: TauNeighbours,
     site_count: usize,
-    #[comptime] build_list: bool,
+    #[comptime] source: NeighbourSource,
 ) {
     let site = ABSOLUTE_POS;
     if site < site_count {
@@ -43,21 +61,38 @@ pub fn tau_diffusion_kernel(
             output[site] = input[site * neighbours.input_stride + neighbours.input_offset];
         } else {
             let own = raw[site * raw_stride + raw_offset];
-            if comptime![build_list] {
-                output[site] = jacobi_update(
-                    sites,
-                    candidates,
-                    list,
-                    input,
-                    &neighbours,
-                    site,
-                    px,
-                    sites[base + POSITION + 1],
-                    own,
-                    site_count,
-                );
-            } else {
+            let py = sites[base + POSITION + 1];
+            if comptime![source == NeighbourSource::List] {
                 output[site] = jacobi_from_list(&*list, input, &neighbours, site, own, site_count);
+            } else {
+                let mut copied = false;
+                if comptime![source == NeighbourSource::Kept] {
+                    let home = home_cell(px, py, &neighbours) as i32;
+                    if neighbours.lambda > 0.0 && kept[K * site_count + site] == home {
+                        #[unroll]
+                        for k in 0..comptime![K + 1] {
+                            list[k * site_count + site] = kept[k * site_count + site];
+                        }
+                        copied = true;
+                    }
+                }
+                if copied {
+                    output[site] =
+                        jacobi_from_list(kept, input, &neighbours, site, own, site_count);
+                } else {
+                    output[site] = jacobi_update(
+                        sites,
+                        candidates,
+                        list,
+                        input,
+                        &neighbours,
+                        site,
+                        px,
+                        py,
+                        own,
+                        site_count,
+                    );
+                }
             }
         }
     }
@@ -83,8 +118,8 @@ pub struct TauNeighbours {
 
 /// The Jacobi update of live `site` at (`px`, `py`) with raw value `own`: `(own + λ Σ_j
 /// input_j) / (1 + λ·n)` over the n distinct live sites j ≠ `site` of its home cell; `input`'s
-/// own value where λ ≤ 0. The neighbours also go to column `site` of `list` (`[K, site_count]`),
-/// for [`jacobi_from_list`].
+/// own value where λ ≤ 0. The neighbours also go to column `site` of `list` (`[K + 1,
+/// site_count]`, the home cell in row K), for [`jacobi_from_list`].
 #[cube]
 #[allow(clippy::too_many_arguments)]
 pub fn jacobi_update(
@@ -102,10 +137,11 @@ pub fn jacobi_update(
     let stride = neighbours.input_stride;
     let offset = neighbours.input_offset;
     let mut value = input[site * stride + offset];
+    // No lists at λ ≤ 0: the home row says so, so that no later step copies them.
+    list[K * site_count + site] = -1;
     if neighbours.lambda > 0.0 {
-        let cx = home_index(px * neighbours.inv_downscale, neighbours.cand_w);
-        let cy = home_index(py * neighbours.inv_downscale, neighbours.cand_h);
-        let cell = cy * neighbours.cand_w + cx;
+        let cell = home_cell(px, py, neighbours);
+        list[K * site_count + site] = cell as i32;
         let mut sum = 0.0f32;
         let mut count = 0usize;
         #[unroll]
@@ -133,7 +169,7 @@ pub fn jacobi_update(
 }
 
 /// [`jacobi_update`] of live `site` over the neighbours a first pass wrote to column `site` of
-/// `list` (`[K, site_count]`), in the same order (so the sum is the same, bit for bit).
+/// `list` (`[K + 1, site_count]`), in the same order (so the sum is the same, bit for bit).
 #[cube]
 pub fn jacobi_from_list(
     list: &Tensor<i32>,
@@ -168,6 +204,15 @@ pub fn jacobi_from_list(
 #[cube]
 fn screened(own: f32, sum: f32, neighbours: f32, lambda: f32) -> f32 {
     (own + lambda * sum) / (1.0 + lambda * neighbours)
+}
+
+/// The candidate cell nearest to a site at (`px`, `py`): its position / downscale, rounded and
+/// clamped to the grid.
+#[cube]
+fn home_cell(px: f32, py: f32, neighbours: &TauNeighbours) -> usize {
+    let cx = home_index(px * neighbours.inv_downscale, neighbours.cand_w);
+    let cy = home_index(py * neighbours.inv_downscale, neighbours.cand_h);
+    cy * neighbours.cand_w + cx
 }
 
 /// `coordinate` rounded to the nearest cell index in `[0, cells)`.

@@ -144,9 +144,12 @@ pub fn fit_command(args: FitArgs, device: &Device, description: &str) -> Result<
     // exclude its module loading).
     let warm_up = Instant::now();
     trainer.warm_up();
+    let warm_up = warm_up.elapsed().as_secs_f64();
+    println!("Kernel warm-up: {warm_up:.2} s (compilation, or loading from the kernel cache)");
     println!(
-        "Kernel warm-up: {:.2} s (compilation, or loading from the kernel cache)",
-        warm_up.elapsed().as_secs_f64()
+        "Start-up: {:.2} s from process start to the loop (device {:.2} s, kernel warm-up {warm_up:.2} s)",
+        crate::clock::since_start(),
+        crate::clock::device_seconds()
     );
     if args.profile {
         trainer.profile();
@@ -185,6 +188,10 @@ pub fn fit_command(args: FitArgs, device: &Device, description: &str) -> Result<
     println!(
         "Training time: {seconds:.2} s ({:.1} it/s)",
         result.iterations as f64 / seconds.max(1e-9)
+    );
+    println!(
+        "Wall time: {:.2} s from process start to the outputs written",
+        crate::clock::since_start()
     );
     println!("PSNR: {:.4} dB", result.psnr);
     Ok(())

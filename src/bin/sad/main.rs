@@ -1,6 +1,7 @@
 //! `sad`: the burn-sad command line, one module per subcommand.
 
 mod checks;
+mod clock;
 mod fit;
 mod fit_args;
 mod render;
@@ -43,6 +44,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    clock::mark_start();
     // Parsed first: a usage error exits from inside clap, before anything is made to clean up.
     let cli = Cli::parse();
     let runtime_dir = private_runtime_dir();
@@ -92,6 +94,7 @@ fn run(cli: Cli) -> Result<()> {
         None => DeviceChoice::from_env().map_err(anyhow::Error::msg)?,
     };
     let (device, description) = select_device(choice).map_err(anyhow::Error::msg)?;
+    clock::mark_device_ready();
     match cli.command {
         Command::Fit(args) => fit::fit_command(*args, &device, &description),
         Command::Render(args) => render::render_command(args, &device, &description),

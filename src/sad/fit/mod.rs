@@ -12,6 +12,7 @@ mod init;
 mod ops;
 mod options;
 pub mod reference;
+mod step;
 mod target;
 mod trainer;
 mod validate;
@@ -24,11 +25,11 @@ pub use burn_sad_kernels::sad::{ADAM_STATE, AdamStep, DENSIFY_STATS, StatisticsK
 pub use config::{MAX_TARGET_BPP, TrainingConfig};
 pub use densify::{prune_candidates, split_candidates, split_sites};
 pub use init::{InitialShape, Initialisation};
-pub use ops::{
-    adam_step, diffuse_and_step, prune_sites, site_statistics, squared_error_gradients,
-    tau_diffusion,
-};
+pub use ops::{prune_sites, site_statistics, squared_error_gradients};
 pub use options::{DEFAULT_LOG_EVERY, FitOptions, FitProgress, FitResult, PhaseTimes};
+pub use step::{
+    NeighbourLists, adam_step, diffuse_and_step, diffuse_and_step_keeping, tau_diffusion,
+};
 pub use target::TargetImage;
 pub use trainer::{Trainer, fit};
 pub use validate::KERNEL_MAX_SIDE;

@@ -2,22 +2,23 @@
 //! references elsewhere.
 
 use burn::tensor::{Bool, Tensor, TensorData};
-use burn_sad_kernels::sad::{ADAM_STATE, AdamStep, LOG_TAU, POSITION, SITE_PARAMS, StatisticsKind};
+use burn_sad_kernels::sad::{POSITION, SITE_PARAMS, StatisticsKind};
 
 use super::TargetImage;
 use super::densify::prune_candidates;
-use super::reference::{adam_step_reference, site_statistics_reference, tau_diffusion_reference};
+use super::reference::site_statistics_reference;
+#[cfg(feature = "cube")]
 use crate::device::uses_fused_kernels;
 use crate::sad::{Candidates, SiteTable};
 
-fn rows<const N: usize>(values: &[f32]) -> Vec<[f32; N]> {
+pub(super) fn rows<const N: usize>(values: &[f32]) -> Vec<[f32; N]> {
     values
         .chunks_exact(N)
         .map(|row| row.try_into().expect("rows of N"))
         .collect()
 }
 
-fn host_ids(candidates: &Candidates) -> Vec<i32> {
+pub(super) fn host_ids(candidates: &Candidates) -> Vec<i32> {
     candidates
         .ids()
         .try_to_vec_as::<i32>()
@@ -37,6 +38,7 @@ pub fn squared_error_gradients(
     target: &Tensor<3>,
     removal: bool,
 ) -> (Tensor<2>, Option<Tensor<1>>) {
+    #[cfg(feature = "cube")]
     if uses_fused_kernels(&sites.device()) {
         let grads =
             dispatch::squared_error_gradients(sites.clone(), candidates, target.clone(), removal);
@@ -73,6 +75,7 @@ pub fn prune_sites(sites: Tensor<2>, removal: Tensor<1>, count: usize, norm: f32
     if count == 0 {
         return sites;
     }
+    #[cfg(feature = "cube")]
     if uses_fused_kernels(&sites.device()) {
         return dispatch::prune(sites, removal, count, norm);
     }
@@ -108,6 +111,7 @@ pub fn site_statistics(
     kind: StatisticsKind,
 ) -> Tensor<2> {
     let geometry = candidates.geometry();
+    #[cfg(feature = "cube")]
     if uses_fused_kernels(&sites.device()) {
         return dispatch::site_statistics(sites.clone(), candidates, target.clone(), kind);
     }
@@ -121,100 +125,11 @@ pub fn site_statistics(
     )
 }
 
-/// `passes` Jacobi passes of the reference's tau-gradient diffusion of the log τ column of
-/// `grads` (`[capacity, 10]`): g ← (raw + λ·Σ_neighbours g) / (1 + λ·|neighbours|), where a
-/// site's neighbours are the distinct live sites of the candidate cell nearest to it. Smooths
-/// log τ updates between neighbouring sites. Returns `[capacity]`.
-pub fn tau_diffusion(
-    sites: &Tensor<2>,
-    candidates: &Candidates,
-    grads: Tensor<2>,
-    lambda: f32,
-    passes: u32,
-) -> Tensor<1> {
-    let geometry = candidates.geometry();
-    if uses_fused_kernels(&sites.device()) {
-        return dispatch::tau_diffusion(sites.clone(), candidates, grads, lambda, passes);
-    }
-    let table = SiteTable::from_tensor(sites.clone(), geometry.width, geometry.height);
-    let raw_host: Vec<f32> = grads
-        .try_to_vec_as::<f32>()
-        .expect("gradients are readable")
-        .chunks_exact(SITE_PARAMS)
-        .map(|row| row[LOG_TAU])
-        .collect();
-    let diffused = tau_diffusion_reference(
-        &table.sites,
-        &host_ids(candidates),
-        &raw_host,
-        geometry,
-        lambda,
-        passes,
-    );
-    Tensor::from_data(TensorData::new(diffused, [raw_host.len()]), &sites.device())
-}
-
-/// One step of the reference trainer's Adam on `[capacity, 10]` sites with raw gradients
-/// `grads`, the log τ gradient taken from `tau_grads` (`[capacity]`) instead, and state
-/// `[capacity, 18]` (see [`ADAM_STATE`]). Returns the new sites and state.
-///
-/// Position and direction share one second moment between their components; the direction
-/// gradient is projected onto the circle's tangent and the result renormalised; the step ends
-/// with the reference's clamps. Inactive sites keep their values and state.
-pub fn adam_step(
-    sites: Tensor<2>,
-    grads: Tensor<2>,
-    tau_grads: Tensor<1>,
-    state: Tensor<2>,
-    step: &AdamStep,
-) -> (Tensor<2>, Tensor<2>) {
-    if uses_fused_kernels(&sites.device()) {
-        return dispatch::adam_step(sites, grads, tau_grads, state, *step);
-    }
-    let device = sites.device();
-    let read = |t: Tensor<2>| t.try_to_vec_as::<f32>().expect("readable");
-    let mut host_sites = rows::<SITE_PARAMS>(&read(sites));
-    let mut host_state = rows::<ADAM_STATE>(&read(state));
-    let host_grads = rows::<SITE_PARAMS>(&read(grads));
-    let tau = tau_grads.try_to_vec_as::<f32>().expect("readable");
-    adam_step_reference(&mut host_sites, &mut host_state, &host_grads, &tau, step);
-    let capacity = host_sites.len();
-    (
-        Tensor::from_data(
-            TensorData::new(host_sites.concat(), [capacity, SITE_PARAMS]),
-            &device,
-        ),
-        Tensor::from_data(
-            TensorData::new(host_state.concat(), [capacity, ADAM_STATE]),
-            &device,
-        ),
-    )
-}
-
-/// [`tau_diffusion`] of `grads`, then [`adam_step`] with its result as the log τ gradient: the
-/// training step after the gradient pass. On CubeCL devices the last Jacobi pass runs inside the
-/// Adam kernel.
-pub fn diffuse_and_step(
-    sites: Tensor<2>,
-    candidates: &Candidates,
-    grads: Tensor<2>,
-    state: Tensor<2>,
-    step: &AdamStep,
-    diffusion: (f32, u32),
-) -> (Tensor<2>, Tensor<2>) {
-    let (lambda, passes) = diffusion;
-    if uses_fused_kernels(&sites.device()) {
-        return dispatch::diffuse_and_step(sites, candidates, grads, state, *step, lambda, passes);
-    }
-    let tau = tau_diffusion(&sites, candidates, grads.clone(), lambda, passes);
-    adam_step(sites, grads, tau, state, step)
-}
-
 #[cfg(feature = "cube")]
 mod dispatch {
     use burn::backend::Dispatch;
     use burn::tensor::Tensor;
-    use burn_sad_kernels::sad::{AdamStep, StatisticsKind};
+    use burn_sad_kernels::sad::StatisticsKind;
 
     use crate::sad::{Candidates, SadBackend};
 
@@ -255,117 +170,5 @@ mod dispatch {
             candidates.geometry(),
             kind,
         ))
-    }
-
-    pub fn tau_diffusion(
-        sites: Tensor<2>,
-        candidates: &Candidates,
-        raw: Tensor<2>,
-        lambda: f32,
-        passes: u32,
-    ) -> Tensor<1> {
-        Tensor::from_dispatch(<Dispatch as SadBackend>::sad_tau_diffusion(
-            sites.into_dispatch(),
-            candidates.ids().into_dispatch(),
-            raw.into_dispatch(),
-            candidates.geometry(),
-            lambda,
-            passes,
-        ))
-    }
-
-    pub fn diffuse_and_step(
-        sites: Tensor<2>,
-        candidates: &Candidates,
-        grads: Tensor<2>,
-        state: Tensor<2>,
-        step: AdamStep,
-        lambda: f32,
-        passes: u32,
-    ) -> (Tensor<2>, Tensor<2>) {
-        let (sites, state) = <Dispatch as SadBackend>::sad_diffuse_and_step(
-            sites.into_dispatch(),
-            candidates.ids().into_dispatch(),
-            grads.into_dispatch(),
-            state.into_dispatch(),
-            step,
-            candidates.geometry(),
-            lambda,
-            passes,
-        );
-        (Tensor::from_dispatch(sites), Tensor::from_dispatch(state))
-    }
-
-    pub fn adam_step(
-        sites: Tensor<2>,
-        grads: Tensor<2>,
-        tau_grads: Tensor<1>,
-        state: Tensor<2>,
-        step: AdamStep,
-    ) -> (Tensor<2>, Tensor<2>) {
-        let (sites, state) = <Dispatch as SadBackend>::sad_adam_step(
-            sites.into_dispatch(),
-            grads.into_dispatch(),
-            tau_grads.into_dispatch(),
-            state.into_dispatch(),
-            step,
-        );
-        (Tensor::from_dispatch(sites), Tensor::from_dispatch(state))
-    }
-}
-
-#[cfg(not(feature = "cube"))]
-mod dispatch {
-    use burn::tensor::Tensor;
-    use burn_sad_kernels::sad::{AdamStep, StatisticsKind};
-
-    use crate::sad::Candidates;
-
-    pub fn squared_error_gradients(
-        _: Tensor<2>,
-        _: &Candidates,
-        _: Tensor<3>,
-        _: bool,
-    ) -> Tensor<2> {
-        unreachable!("no CubeCL runtime is compiled in")
-    }
-
-    pub fn prune(_: Tensor<2>, _: Tensor<1>, _: usize, _: f32) -> Tensor<2> {
-        unreachable!("no CubeCL runtime is compiled in")
-    }
-
-    pub fn site_statistics(
-        _: Tensor<2>,
-        _: &Candidates,
-        _: Tensor<3>,
-        _: StatisticsKind,
-    ) -> Tensor<2> {
-        unreachable!("no CubeCL runtime is compiled in")
-    }
-
-    pub fn tau_diffusion(_: Tensor<2>, _: &Candidates, _: Tensor<2>, _: f32, _: u32) -> Tensor<1> {
-        unreachable!("no CubeCL runtime is compiled in")
-    }
-
-    pub fn diffuse_and_step(
-        _: Tensor<2>,
-        _: &Candidates,
-        _: Tensor<2>,
-        _: Tensor<2>,
-        _: AdamStep,
-        _: f32,
-        _: u32,
-    ) -> (Tensor<2>, Tensor<2>) {
-        unreachable!("no CubeCL runtime is compiled in")
-    }
-
-    pub fn adam_step(
-        _: Tensor<2>,
-        _: Tensor<2>,
-        _: Tensor<1>,
-        _: Tensor<2>,
-        _: AdamStep,
-    ) -> (Tensor<2>, Tensor<2>) {
-        unreachable!("no CubeCL runtime is compiled in")
     }
 }

@@ -15,7 +15,7 @@ use super::{capacity, cell_grid, empty_ids, expect_sites_and_lists, ids, unfille
 use crate::launch::{
     empty_contiguous, expect_dims, expect_len_at_least, expect_rows_of, launch_kernel, switch,
 };
-use crate::sad::{PassConfig, RenderGeometry};
+use crate::sad::{PassConfig, RenderGeometry, SiteRecordKind};
 
 pub(super) fn init_candidates(
     sites: CubeTensor,
@@ -88,20 +88,34 @@ pub(super) fn flood_candidates(sites: CubeTensor, geometry: RenderGeometry) -> C
     candidates
 }
 
-/// The ranking copy of `sites` that the propagation ranks from (f16-rounded inputs),
-/// `[capacity, PACKED_WORDS]` u32.
-pub(super) fn pack_sites(sites: CubeTensor) -> CubeTensor {
-    records_of(&into_contiguous(sites), true)
+/// The records of `kind` of `sites`, `[capacity, kind.words()]` u32.
+pub(super) fn pack_sites(sites: CubeTensor, kind: SiteRecordKind) -> CubeTensor {
+    records_of(&into_contiguous(sites), kind == SiteRecordKind::Ranking, 0).0
 }
 
 /// The full records of contiguous `sites`, `[capacity, RECORD_WORDS]` u32, which the render,
 /// the backward, the statistics and the flood read.
 pub(super) fn site_records(sites: &CubeTensor) -> CubeTensor {
-    records_of(sites, false)
+    records_of(sites, false, 0).0
 }
 
-/// The ranking copy (`round_to_f16`) or the full records of contiguous `sites`.
-fn records_of(sites: &CubeTensor, round_to_f16: bool) -> CubeTensor {
+/// [`site_records`], and a zeroed f32 accumulator of `columns` per site written by the same
+/// launch, for the kernel that reads the records and adds into it.
+pub(super) fn site_records_and_zeros(
+    sites: &CubeTensor,
+    columns: usize,
+) -> (CubeTensor, CubeTensor) {
+    records_of(sites, false, columns)
+}
+
+/// The ranking copy (`round_to_f16`) or the full records of contiguous `sites`, and a
+/// `[capacity, zero_columns]` f32 tensor, zeroed where `zero_columns` > 0 (else one unwritten
+/// element: the kernel's argument must be bound to something).
+fn records_of(
+    sites: &CubeTensor,
+    round_to_f16: bool,
+    zero_columns: usize,
+) -> (CubeTensor, CubeTensor) {
     let count_sites = expect_rows_of("sad_pack_sites", "the sites", sites, SITE_PARAMS);
     let words = if round_to_f16 {
         PACKED_WORDS
@@ -109,6 +123,11 @@ fn records_of(sites: &CubeTensor, round_to_f16: bool) -> CubeTensor {
         RECORD_WORDS
     };
     let packed = empty_contiguous(sites, Shape::new([count_sites, words]), DType::U32);
+    let zeroed_shape = match zero_columns {
+        0 => Shape::new([1]),
+        columns => Shape::new([count_sites, columns]),
+    };
+    let zeroed = empty_contiguous(sites, zeroed_shape, DType::F32);
     let count = CubeCount::Static((count_sites as u32).div_ceil(PACK_CUBE as u32).max(1), 1, 1);
     let dim = CubeDim::new_1d(PACK_CUBE as u32);
     launch_kernel!(pack_sites_kernel(
@@ -117,11 +136,13 @@ fn records_of(sites: &CubeTensor, round_to_f16: bool) -> CubeTensor {
         dim,
         sites.clone().into_tensor_arg(),
         packed.clone().into_tensor_arg(),
+        zeroed.clone().into_tensor_arg(),
         count_sites,
         round_to_f16,
+        zero_columns,
         dtype_to_storage_type(sites.dtype),
     ));
-    packed
+    (packed, zeroed)
 }
 
 pub(super) fn candidate_pass(

@@ -12,12 +12,12 @@ use burn::backend::{TensorMetadata, cubecl::dtype_to_storage_type, ops::IntTenso
 use burn::tensor::{DType, IntDType, Shape};
 use burn_cubecl::{CubeBackend, kernel::into_contiguous, tensor::CubeTensor};
 use burn_sad_kernels::sad::{
-    AdamStep, BackwardOutputs, K, SITE_PARAMS, StatisticsKind, TILE, clear_kernel,
+    AdamStep, BackwardOutputs, K, RECORD_WORDS, SITE_PARAMS, StatisticsKind, TILE,
     render_backward_kernel, render_kernel,
 };
 use cubecl::{CubeCount, CubeDim};
 
-use super::{PassConfig, RenderGeometry, SadBackend};
+use super::{PassConfig, RenderGeometry, SadBackend, SiteRecordKind};
 use crate::launch::{empty_contiguous, expect_dims, expect_rows_of, launch_kernel, switch};
 
 /// Units per side of the cubes of the per-cell candidate kernels.
@@ -50,20 +50,6 @@ fn site_grid(sites: usize) -> (CubeCount, CubeDim) {
         CubeCount::Static((sites as u32).div_ceil(256).max(1), 1, 1),
         CubeDim::new_1d(256),
     )
-}
-
-/// A zeroed contiguous f32 accumulator of `shape`.
-fn zeros_f32(like: &CubeTensor, shape: Shape) -> CubeTensor {
-    let values = empty_f32(like, shape);
-    let (count, dim) = site_grid(values.shape().num_elements());
-    launch_kernel!(clear_kernel(
-        &like.client,
-        count,
-        dim,
-        values.clone().into_tensor_arg(),
-        dtype_to_storage_type(values.dtype),
-    ));
-    values
 }
 
 /// Whether the runtime has float atomics in shared memory (CUDA and HIP do; WGSL does not).
@@ -147,29 +133,30 @@ impl SadBackend for CubeBackend {
     ) -> CubeTensor {
         let sites = into_contiguous(sites);
         let candidates = ids(candidates);
-        // Every pixel is written. Allocated contiguous: the kernels index linearly, and
-        // `float_zeros` may hand out pitched rows.
         expect_sites_and_lists("sad_render", &sites, &candidates, geometry);
-        let image = empty_f32(&sites, Shape::new([3, geometry.height, geometry.width]));
-        let records = candidates::site_records(&sites);
-        let (count, dim) = image_grid(geometry);
-        launch_kernel!(render_kernel(
-            &sites.client,
-            count,
-            dim,
-            candidates::record_vector_size(),
-            records.into_tensor_arg(),
-            candidates.into_tensor_arg(),
-            image.clone().into_tensor_arg(),
-            geometry.width,
-            geometry.height,
-            geometry.cand_w(),
-            geometry.cand_h(),
-            capacity(&sites),
-            geometry.inv_scale_sq(),
-            dtype_to_storage_type(sites.dtype),
-        ));
-        image
+        render_records(candidates::site_records(&sites), candidates, geometry)
+    }
+
+    fn sad_render_records(
+        records: CubeTensor,
+        candidates: CubeTensor,
+        geometry: RenderGeometry,
+    ) -> CubeTensor {
+        let records = into_contiguous(records);
+        let candidates = ids(candidates);
+        expect_rows_of(
+            "sad_render_records",
+            "the site records",
+            &records,
+            RECORD_WORDS,
+        );
+        expect_dims(
+            "sad_render_records",
+            "the candidate lists",
+            &candidates,
+            &[geometry.cells(), K],
+        );
+        render_records(records, candidates, geometry)
     }
 
     fn sad_render_backward(
@@ -207,8 +194,8 @@ impl SadBackend for CubeBackend {
         candidates::flood_candidates(sites, geometry)
     }
 
-    fn sad_pack_sites(sites: CubeTensor) -> CubeTensor {
-        candidates::pack_sites(sites)
+    fn sad_pack_sites(sites: CubeTensor, kind: SiteRecordKind) -> CubeTensor {
+        candidates::pack_sites(sites, kind)
     }
 
     fn sad_candidate_pass(
@@ -259,13 +246,21 @@ impl SadBackend for CubeBackend {
         candidates: CubeTensor,
         grads: CubeTensor,
         state: CubeTensor,
+        kept: CubeTensor,
+        use_kept: bool,
         step: AdamStep,
         geometry: RenderGeometry,
         lambda: f32,
         passes: u32,
-    ) -> (CubeTensor, CubeTensor) {
+    ) -> (CubeTensor, CubeTensor, CubeTensor) {
         train::diffuse_and_step(
-            sites, candidates, grads, state, step, geometry, lambda, passes,
+            sites,
+            candidates,
+            grads,
+            state,
+            use_kept.then_some(kept),
+            step,
+            (geometry, lambda, passes),
         )
     }
 
@@ -278,6 +273,35 @@ impl SadBackend for CubeBackend {
     ) -> (CubeTensor, CubeTensor) {
         train::adam_step(sites, grads, tau_grads, state, step)
     }
+}
+
+/// The render kernel over full site `records` (`[capacity, RECORD_WORDS]`, contiguous) and
+/// checked candidate lists. Every pixel is written; the image is allocated contiguous, as the
+/// kernel indexes it linearly and `float_zeros` may hand out pitched rows.
+fn render_records(
+    records: CubeTensor,
+    candidates: CubeTensor,
+    geometry: RenderGeometry,
+) -> CubeTensor {
+    let image = empty_f32(&records, Shape::new([3, geometry.height, geometry.width]));
+    let (count, dim) = image_grid(geometry);
+    launch_kernel!(render_kernel(
+        &records.client,
+        count,
+        dim,
+        candidates::record_vector_size(),
+        records.clone().into_tensor_arg(),
+        candidates.into_tensor_arg(),
+        image.clone().into_tensor_arg(),
+        geometry.width,
+        geometry.height,
+        geometry.cand_w(),
+        geometry.cand_h(),
+        capacity(&records),
+        geometry.inv_scale_sq(),
+        dtype_to_storage_type(DType::F32),
+    ));
+    image
 }
 
 /// The backward kernel, from ∂L/∂image or (`from_target`) from the target of a summed squared
@@ -299,8 +323,7 @@ fn backward(
         &image,
         &[3, geometry.height, geometry.width],
     );
-    let grads = zeros_f32(&sites, Shape::new([capacity(&sites), outputs.columns()]));
-    let records = candidates::site_records(&sites);
+    let (records, grads) = candidates::site_records_and_zeros(&sites, outputs.columns());
     let (count, dim) = image_grid(geometry);
     launch_kernel!(render_backward_kernel(
         &sites.client,

@@ -1,17 +1,19 @@
 //! Launches of the training-step kernels: per-site statistics, tau diffusion, Adam.
 
 use burn::backend::cubecl::dtype_to_storage_type;
-use burn::tensor::Shape;
-use burn_cubecl::{kernel::into_contiguous, tensor::CubeTensor};
+use burn::backend::ops::IntTensorOps;
+use burn::tensor::{IntDType, Shape};
+use burn_cubecl::{CubeBackend, kernel::into_contiguous, tensor::CubeTensor};
 use burn_sad_kernels::sad::{
-    ADAM_CUBE, ADAM_STATE, AdamStep, AdamStepLaunch, K, LOG_TAU, SITE_PARAMS, StatisticsKind,
-    TauNeighbours, TauNeighboursLaunch, adam_kernel, site_statistics_kernel, tau_diffusion_kernel,
+    ADAM_CUBE, ADAM_STATE, AdamStep, AdamStepLaunch, K, LOG_TAU, NeighbourSource, SITE_PARAMS,
+    StatisticsKind, TauNeighbours, TauNeighboursLaunch, adam_kernel, site_statistics_kernel,
+    tau_diffusion_kernel,
 };
 
-use super::candidates::{record_vector_size, site_records};
+use super::candidates::{record_vector_size, site_records_and_zeros};
 use super::{
     capacity, empty_f32, empty_i32, expect_sites_and_lists, ids, image_grid, native_shared_atomics,
-    site_grid, zeros_f32,
+    site_grid,
 };
 use crate::launch::{expect_dims, expect_len_at_least, expect_rows_of, launch_kernel};
 use crate::sad::RenderGeometry;
@@ -35,8 +37,7 @@ pub(super) fn site_statistics(
         &target,
         &[3, geometry.height, geometry.width],
     );
-    let stats = zeros_f32(&sites, Shape::new([capacity(&sites), kind.channels()]));
-    let records = site_records(&sites);
+    let (records, stats) = site_records_and_zeros(&sites, kind.channels());
     let (count, dim) = image_grid(geometry);
     launch_kernel!(site_statistics_kernel(
         &sites.client,
@@ -74,15 +75,17 @@ pub(super) fn tau_diffusion(
     } else {
         (passes, lambda)
     };
-    diffuse(sites, candidates, grads, geometry, lambda, passes).0
+    diffuse(sites, candidates, grads, None, geometry, lambda, passes).0
 }
 
-/// `passes` (≥ 1) Jacobi passes: the last pass's values and the neighbour list the first one
-/// wrote (`[K, capacity]`, see `tau_diffusion_kernel`).
+/// `passes` (≥ 1) Jacobi passes: the last pass's values and the neighbour lists the first one
+/// wrote (`[K + 1, capacity]`, see `tau_diffusion_kernel`), copied from `kept` where they
+/// still hold.
 fn diffuse(
     sites: CubeTensor,
     candidates: CubeTensor,
     grads: CubeTensor,
+    kept: Option<CubeTensor>,
     geometry: RenderGeometry,
     lambda: f32,
     passes: u32,
@@ -94,8 +97,19 @@ fn diffuse(
     expect_sites_and_lists(op, &sites, &candidates, geometry);
     let count_sites = capacity(&sites);
     expect_dims(op, "the gradients", &grads, &[count_sites, SITE_PARAMS]);
+    let kept = kept.map(|kept| {
+        let kept = into_contiguous(kept);
+        expect_dims(op, "the kept neighbour lists", &kept, &[K + 1, count_sites]);
+        kept
+    });
     let (count, dim) = site_grid(count_sites);
-    let list = empty_i32(&sites, Shape::new([K, count_sites]));
+    let list = empty_i32(&sites, Shape::new([K + 1, count_sites]));
+    let first = match kept {
+        Some(_) => NeighbourSource::Kept,
+        None => NeighbourSource::Find,
+    };
+    // Not read without lists to keep; bound to something all the same.
+    let kept = kept.unwrap_or_else(|| candidates.clone());
     // The first pass reads the log τ column of the gradients.
     let mut current = grads.clone();
     let (mut stride, mut offset) = (SITE_PARAMS, LOG_TAU);
@@ -107,6 +121,7 @@ fn diffuse(
             dim,
             sites.clone().into_tensor_arg(),
             candidates.clone().into_tensor_arg(),
+            kept.clone().into_tensor_arg(),
             list.clone().into_tensor_arg(),
             grads.clone().into_tensor_arg(),
             SITE_PARAMS,
@@ -115,7 +130,11 @@ fn diffuse(
             next.clone().into_tensor_arg(),
             neighbours_launch(tau_neighbours(geometry, stride, offset, lambda)),
             count_sites,
-            pass == 0,
+            if pass == 0 {
+                first
+            } else {
+                NeighbourSource::List
+            },
         ));
         current = next;
         (stride, offset) = (1, 0);
@@ -183,55 +202,64 @@ fn adam_with_tau(
 }
 
 /// Tau diffusion and the Adam step that uses it, with the last Jacobi pass run inside the
-/// Adam kernel over the neighbour list the first pass wrote (one launch fewer per iteration
-/// than [`tau_diffusion`] then [`adam_step`]).
-#[allow(clippy::too_many_arguments)]
+/// Adam kernel over the neighbour lists the first pass wrote (one launch fewer per iteration
+/// than [`tau_diffusion`] then [`adam_step`]); the first pass copies the `kept` lists of an
+/// earlier step where they still hold. Returns the stepped sites and state and the lists.
 pub(super) fn diffuse_and_step(
     sites: CubeTensor,
     candidates: CubeTensor,
     grads: CubeTensor,
     state: CubeTensor,
+    kept: Option<CubeTensor>,
     step: AdamStep,
-    geometry: RenderGeometry,
-    lambda: f32,
-    passes: u32,
-) -> (CubeTensor, CubeTensor) {
+    (geometry, lambda, passes): (RenderGeometry, f32, u32),
+) -> (CubeTensor, CubeTensor, CubeTensor) {
     let grads = into_contiguous(grads);
-    match passes {
-        // No diffusion: the log τ column as it is.
-        0 => adam_with_tau(
-            sites,
-            grads.clone(),
-            grads,
-            (SITE_PARAMS, LOG_TAU),
-            state,
-            step,
-        ),
+    let (sites, state, lists) = match passes {
+        // No diffusion: the log τ column as it is, and lists that no step can keep.
+        0 => {
+            let lists = CubeBackend::int_full(
+                Shape::new([K + 1, capacity(&sites)]),
+                (-1i32).into(),
+                &sites.device,
+                IntDType::I32,
+            );
+            let tau = grads.clone();
+            let (sites, state) =
+                adam_with_tau(sites, grads, tau, (SITE_PARAMS, LOG_TAU), state, step);
+            (sites, state, lists)
+        }
         // One pass: it has to find the neighbours, so it runs on its own.
         1 => {
-            let (tau, _) = diffuse(
+            let (tau, lists) = diffuse(
                 sites.clone(),
                 candidates,
                 grads.clone(),
+                kept,
                 geometry,
                 lambda,
                 1,
             );
-            adam_with_tau(sites, grads, tau, (1, 0), state, step)
+            let (sites, state) = adam_with_tau(sites, grads, tau, (1, 0), state, step);
+            (sites, state, lists)
         }
         _ => {
-            let (before, list) = diffuse(
+            let (before, lists) = diffuse(
                 sites.clone(),
                 candidates,
                 grads.clone(),
+                kept,
                 geometry,
                 lambda,
                 passes - 1,
             );
             let last = tau_neighbours(geometry, 1, 0, lambda);
-            launch_adam(sites, grads, before, list, state, step, last)
+            let (sites, state) =
+                launch_adam(sites, grads, before, lists.clone(), state, step, last);
+            (sites, state, lists)
         }
-    }
+    };
+    (sites, state, lists)
 }
 
 fn launch_adam(
@@ -257,7 +285,7 @@ fn launch_adam(
         expect_len_at_least(op, "the log τ gradients", &tau, last + 1);
     }
     if neighbours.lambda > 0.0 {
-        expect_dims(op, "the neighbour lists", &list, &[K, sites_count]);
+        expect_dims(op, "the neighbour lists", &list, &[K + 1, sites_count]);
     }
     let out_sites = empty_f32(&sites, Shape::new([sites_count, SITE_PARAMS]));
     let out_state = empty_f32(&sites, Shape::new([sites_count, ADAM_STATE]));

@@ -1,16 +1,17 @@
 //! The training loop of the reference trainer (`trainVoronoi`), one iteration at a time.
 
 mod phases;
+mod warm_up;
 
 use std::time::Instant;
 
 use burn::tensor::{Device, Tensor};
-use burn_sad_kernels::sad::{ADAM_STATE, POSITION, StatisticsKind};
+use burn_sad_kernels::sad::{ADAM_STATE, POSITION};
 
 use super::budget::{BudgetSolution, Schedule, bits_per_pixel, solve_target_bpp};
 use super::init::{InitialShape, Initialisation, per_pixel_candidates};
-use super::ops::{diffuse_and_step, site_statistics};
 use super::options::{FitOptions, FitProgress, FitResult, PhaseTimes};
+use super::step::{NeighbourLists, diffuse_and_step_keeping};
 use super::validate::validate;
 use super::{FitError, TargetImage};
 use crate::sad::{Candidates, HilbertOrder, RenderGeometry, SiteTable, psnr, render};
@@ -37,6 +38,9 @@ pub struct Trainer {
     state: Tensor<2>,
     candidates: Candidates,
     pending: Option<Candidates>,
+    /// The tau diffusion's neighbour lists of the last step, while they hold (no candidate
+    /// update, densify or prune since).
+    tau_lists: Option<NeighbourLists>,
     hilbert: Option<(HilbertOrder, usize)>,
     allocated: usize,
     active_estimate: usize,
@@ -101,6 +105,7 @@ impl Trainer {
             state,
             candidates,
             pending: None,
+            tau_lists: None,
             hilbert: None,
             allocated: initial,
             active_estimate,
@@ -119,40 +124,6 @@ impl Trainer {
     /// The phase times gathered since [`Trainer::profile`].
     pub fn phase_times(&self) -> Option<&PhaseTimes> {
         self.profile.as_ref().map(|p| &p.0)
-    }
-
-    /// Runs every kernel of an iteration once on the current buffers and discards the results,
-    /// so that just-in-time compilation happens before a timed run (the reference's timings
-    /// exclude its module loading too).
-    pub fn warm_up(&self) {
-        let mut candidates = self.candidates.clone();
-        let mut scratch = self.clone();
-        scratch.profile = None;
-        scratch.propagate(&mut candidates, 1);
-        let (_, removal) = scratch.gradients(true);
-        let (grads, _) = scratch.gradients(false);
-        drop(site_statistics(
-            &scratch.sites,
-            &scratch.candidates,
-            &scratch.target_tensor,
-            StatisticsKind::Densify,
-        ));
-        if let Some(removal) = removal {
-            scratch.prune(removal, 1);
-        }
-        let step = scratch.adam_parameters(1);
-        let (sites, _) = diffuse_and_step(
-            scratch.sites.clone(),
-            &candidates,
-            grads,
-            scratch.state.clone(),
-            &step,
-            (0.01, TAU_DIFFUSION_PASSES),
-        );
-        scratch.sites = sites;
-        let _ = scratch.active_sites();
-        let _ = scratch.psnr();
-        let _ = self.sites.device().sync();
     }
 
     /// Adds the time since the last lap to `phase` when profiling.
@@ -244,6 +215,10 @@ impl Trainer {
                 self.pending = Some(next);
             }
         }
+        if update || splits > 0 {
+            // New candidate lists or new sites: the diffusion finds its neighbours again.
+            self.tau_lists = None;
+        }
         self.lap(0);
         if splits > 0 {
             self.densify(splits);
@@ -260,22 +235,25 @@ impl Trainer {
         let progress = it as f32 / iters.max(1) as f32;
         let lambda = TAU_DIFFUSION_LAMBDA * (0.1 + 0.9 * progress);
         let step = self.adam_parameters(it + 1);
-        let (sites, state) = diffuse_and_step(
+        let (sites, state, lists) = diffuse_and_step_keeping(
             self.sites.clone(),
             &self.candidates,
             grads,
             self.state.clone(),
             &step,
             (lambda, TAU_DIFFUSION_PASSES),
+            self.tau_lists.as_ref(),
         );
         self.sites = sites;
         self.state = state;
+        self.tau_lists = lists;
         self.lap(3);
 
         if let Some(removal) = removal {
             let count = self.schedule.prunes_at(it, self.active_estimate);
             if count > 0 {
                 self.prune(removal, count);
+                self.tau_lists = None;
             }
         }
         self.lap(4);
