@@ -145,6 +145,7 @@ pub fn select_device(choice: DeviceChoice) -> Result<(Device, String), String> {
     }
     #[allow(unused_imports)]
     use burn::tensor::DeviceKind;
+    #[allow(unused_mut)]
     let mut candidates: Vec<(Device, &str)> = Vec::new();
     #[cfg(feature = "cuda")]
     candidates.push((Device::cuda(0usize), DeviceChoice::Cuda.label()));

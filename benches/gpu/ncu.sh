@@ -8,15 +8,8 @@
 # Usage: [SAD=binary] [WHO="ours ref"] bash benches/gpu/ncu.sh [PHOTO BPP SKIP COUNT]...
 #   (default: chelsea 16 and astronaut 1, 600 launches after the first 2000)
 set -euo pipefail
-cd "$(dirname "$0")/../.."
-OUT=${OUT:-/tmp/sad-out}
-WORK=${WORK:-/tmp/sad-work}
-sad=${SAD:-/tmp/sad-bin/sad}
-reference=/tmp/sad-reference/backends/cuda/bin/sad_cuda
-ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
-mkdir -p "$OUT" "$WORK/ncu"
-export XDG_CACHE_HOME="$WORK/cache"
-python3 -c "import sys; sys.path.insert(0, 'benches/gpu'); import fit_table, pathlib; fit_table.make_photos(pathlib.Path('$WORK'))"
+source "$(dirname "$0")/common.sh"
+mkdir -p "$WORK/ncu"
 [ $# -gt 0 ] || set -- chelsea 16 2000 600 astronaut 1 2000 600
 while [ $# -ge 4 ]; do
   photo=$1 bpp=$2 skip=$3 count=$4

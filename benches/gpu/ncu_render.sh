@@ -6,16 +6,8 @@
 #
 # Usage: bash benches/gpu/ncu_render.sh [PHOTO BPP]...   (default: chelsea 1 astronaut 16)
 set -uo pipefail
-cd "$(dirname "$0")/../.."
-OUT=${OUT:-/tmp/sad-out}
-WORK=${WORK:-/tmp/sad-work}
-sad=${SAD:-/tmp/sad-bin/sad}
-build=/tmp/sad-reference
-reference="$build/backends/cuda/bin/sad_cuda"
-ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
-export XDG_CACHE_HOME="$WORK/cache"
-mkdir -p "$OUT" "$WORK/ncu-render"
-python3 -c "import sys; sys.path.insert(0, 'benches/gpu'); import fit_table, pathlib; fit_table.make_photos(pathlib.Path('$WORK'))"
+source "$(dirname "$0")/common.sh"
+mkdir -p "$WORK/ncu-render"
 [ $# -gt 0 ] || set -- chelsea 1 astronaut 16
 listing() {
   python3 -c '

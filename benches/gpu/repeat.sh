@@ -4,13 +4,8 @@
 #
 # Usage: [RUNS=3] bash benches/gpu/repeat.sh [PHOTO]...   (default: chelsea coffee motorcycle)
 set -euo pipefail
-cd "$(dirname "$0")/../.."
-WORK=${WORK:-/tmp/sad-work}
-sad=/tmp/sad-bin/sad
-build=/tmp/sad-reference
-export XDG_CACHE_HOME="$WORK/cache"
+source "$(dirname "$0")/common.sh"
 [ $# -gt 0 ] || set -- chelsea coffee motorcycle
-python3 -c "import sys; sys.path.insert(0, 'benches/gpu'); import fit_table, pathlib; fit_table.make_photos(pathlib.Path('$WORK'))"
 loop() { grep -o "Training time: [0-9.]*" | grep -o "[0-9.]*$"; }
 for photo in "$@"; do
   for run in $(seq "${RUNS:-3}"); do

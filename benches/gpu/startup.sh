@@ -9,16 +9,11 @@
 #
 # Usage: bash benches/gpu/startup.sh [PHOTO]...   (default: chelsea astronaut)
 set -uo pipefail
-cd "$(dirname "$0")/../.."
-OUT=${OUT:-/tmp/sad-out}
-WORK=${WORK:-/tmp/sad-work}
-sad=${SAD:-/tmp/sad-bin/sad}
-build=/tmp/sad-reference
-reference="$build/backends/cuda/bin/sad_cuda"
-export XDG_CACHE_HOME="$WORK/startup-cache"
-mkdir -p "$OUT" "$WORK/startup"
+# Its own kernel cache, so that the first run shows the compile time.
+KERNEL_CACHE="${WORK:-/tmp/sad-work}/startup-cache"
+source "$(dirname "$0")/common.sh"
+mkdir -p "$WORK/startup"
 [ $# -gt 0 ] || set -- chelsea astronaut
-python3 -c "import sys; sys.path.insert(0, 'benches/gpu'); import fit_table, pathlib; fit_table.make_photos(pathlib.Path('$WORK'))"
 nsys=$(command -v nsys || ls /usr/local/cuda/bin/nsys /opt/nvidia/nsight-systems/*/bin/nsys 2>/dev/null | head -1)
 wall() { local start end; start=$(date +%s.%N); "$@" >"$WORK/startup/last.txt" 2>&1; end=$(date +%s.%N); python3 -c "print(f'{$end - $start:.3f}')"; }
 

@@ -3,8 +3,11 @@
 use burn::tensor::{Int, Tensor, TensorData};
 use burn_sad_kernels::sad::{K, PACKED_WORDS};
 
+#[cfg(feature = "cube")]
+use super::PassConfig;
 use super::reference::{exact_candidates, pack_sites_reference};
-use super::{PassConfig, RenderGeometry, SiteTable};
+use super::{RenderGeometry, SiteTable};
+#[cfg(feature = "cube")]
 use crate::device::uses_fused_kernels;
 
 /// How each propagation pass looks for new candidates besides its neighbours' lists (the
@@ -153,19 +156,22 @@ impl Candidates {
     /// The training initialisation: hashed random ids from `seed`, with every active site
     /// written into its own cell. Where CubeCL kernels cannot run, the exact lists.
     pub fn random(sites: &Tensor<2>, geometry: RenderGeometry, seed: u32) -> Self {
-        if !uses_fused_kernels(&sites.device()) {
-            return Self::exact(sites, geometry);
+        #[cfg(feature = "cube")]
+        if uses_fused_kernels(&sites.device()) {
+            return Self::from_ids(dispatch::init(sites.clone(), geometry, seed), geometry);
         }
-        Self::from_ids(dispatch::init(sites.clone(), geometry, seed), geometry)
+        let _ = seed;
+        Self::exact(sites, geometry)
     }
 
     /// The render-only initialisation: a jump flood from every site's own cell. Run at least one
     /// propagation pass before rendering. Where CubeCL kernels cannot run, the exact lists.
     pub fn flood(sites: &Tensor<2>, geometry: RenderGeometry) -> Self {
-        if !uses_fused_kernels(&sites.device()) {
-            return Self::exact(sites, geometry);
+        #[cfg(feature = "cube")]
+        if uses_fused_kernels(&sites.device()) {
+            return Self::from_ids(dispatch::flood(sites.clone(), geometry), geometry);
         }
-        Self::from_ids(dispatch::flood(sites.clone(), geometry), geometry)
+        Self::exact(sites, geometry)
     }
 
     /// The ranking copy of `sites` that propagation ranks from, `[capacity, 8]` u32 words, each
@@ -175,6 +181,7 @@ impl Candidates {
     /// sites as (−1, −1) and zeros. Where CubeCL kernels cannot run, packed on the host. Read
     /// the words back with `as u32` (a backend's int type may hold them as signed values).
     pub fn packed(sites: &Tensor<2>) -> Tensor<2, Int> {
+        #[cfg(feature = "cube")]
         if uses_fused_kernels(&sites.device()) {
             return dispatch::pack(sites.clone());
         }
@@ -194,16 +201,19 @@ impl Candidates {
         hilbert: &HilbertOrder,
         options: PropagationOptions,
     ) {
-        if !uses_fused_kernels(&sites.device()) {
-            self.passes += 1;
-            self.ids = Self::exact(sites, self.geometry).ids;
+        #[cfg(feature = "cube")]
+        if uses_fused_kernels(&sites.device()) {
+            let packed = dispatch::pack(sites.clone());
+            self.propagate_packed(&packed, hilbert, options);
             return;
         }
-        let packed = dispatch::pack(sites.clone());
-        self.propagate_packed(&packed, hilbert, options);
+        let _ = (hilbert, options);
+        self.passes += 1;
+        self.ids = Self::exact(sites, self.geometry).ids;
     }
 
     /// A propagation pass ranking from `packed`, the ranking copy of the sites.
+    #[cfg(feature = "cube")]
     fn propagate_packed(
         &mut self,
         packed: &Tensor<2, Int>,
@@ -259,13 +269,19 @@ impl Candidates {
     ) -> Result<Self, E> {
         let mut candidates = Self::flood(sites, geometry);
         after_step(1)?;
-        // The sites do not change between passes: one ranking copy serves them all.
-        let packed = uses_fused_kernels(&sites.device()).then(|| dispatch::pack(sites.clone()));
-        for pass in 0..passes {
-            match &packed {
-                Some(packed) => candidates.propagate_packed(packed, hilbert, options),
-                None => candidates.passes += 1,
+        #[cfg(feature = "cube")]
+        if uses_fused_kernels(&sites.device()) {
+            // The sites do not change between passes: one ranking copy serves them all.
+            let packed = dispatch::pack(sites.clone());
+            for pass in 0..passes {
+                candidates.propagate_packed(&packed, hilbert, options);
+                after_step(pass + 2)?;
             }
+            return Ok(candidates);
+        }
+        let _ = (hilbert, options);
+        for pass in 0..passes {
+            candidates.passes += 1;
             after_step(pass + 2)?;
         }
         Ok(candidates)
@@ -318,36 +334,5 @@ mod dispatch {
             geometry,
             pass,
         ))
-    }
-}
-
-/// Without a CubeCL runtime, `uses_fused_kernels` is always false and these are never reached.
-#[cfg(not(feature = "cube"))]
-mod dispatch {
-    use burn::tensor::{Int, Tensor};
-
-    use super::super::{PassConfig, RenderGeometry};
-    use super::HilbertOrder;
-
-    pub fn init(_: Tensor<2>, _: RenderGeometry, _: u32) -> Tensor<2, Int> {
-        unreachable!("no CubeCL runtime is compiled in")
-    }
-
-    pub fn flood(_: Tensor<2>, _: RenderGeometry) -> Tensor<2, Int> {
-        unreachable!("no CubeCL runtime is compiled in")
-    }
-
-    pub fn pack(_: Tensor<2>) -> Tensor<2, Int> {
-        unreachable!("no CubeCL runtime is compiled in")
-    }
-
-    pub fn pass(
-        _: Tensor<2, Int>,
-        _: Tensor<2, Int>,
-        _: &HilbertOrder,
-        _: RenderGeometry,
-        _: PassConfig,
-    ) -> Tensor<2, Int> {
-        unreachable!("no CubeCL runtime is compiled in")
     }
 }

@@ -5,9 +5,12 @@ use burn::backend::Dispatch;
 use burn::tensor::{DType, Int, Tensor};
 use burn_sad_kernels::sad::{K, SITE_PARAMS};
 
-use super::{Candidates, RenderGeometry, SadError, render_reference};
+#[cfg(feature = "cube")]
+use super::RenderGeometry;
+use super::{Candidates, SadError, render_reference};
 #[cfg(feature = "cube")]
 use super::{SadBackend, SiteRecordKind};
+#[cfg(feature = "cube")]
 use crate::device::uses_fused_kernels;
 
 /// Renders `[3, height, width]` RGB (not clamped) from `[capacity, 10]` sites and their
@@ -26,15 +29,15 @@ pub fn render(sites: Tensor<2>, candidates: &Candidates) -> Tensor<3> {
 /// [`render`] that returns a typed error instead of panicking on bad input.
 pub fn try_render(sites: Tensor<2>, candidates: &Candidates) -> Result<Tensor<3>, SadError> {
     check_render_inputs(&sites, candidates)?;
+    #[cfg(feature = "cube")]
     if uses_fused_kernels(&sites.device()) {
-        Ok(fused_render(sites, candidates.ids(), candidates.geometry()))
-    } else {
-        Ok(render_reference(
-            sites,
-            candidates.ids(),
-            candidates.geometry(),
-        ))
+        return Ok(fused_render(sites, candidates.ids(), candidates.geometry()));
     }
+    Ok(render_reference(
+        sites,
+        candidates.ids(),
+        candidates.geometry(),
+    ))
 }
 
 /// Sites made ready for many renders: on CubeCL devices their full site records (exact values
@@ -50,7 +53,10 @@ pub struct RenderReadySites {
 impl RenderReadySites {
     /// Packs `[capacity, 10]` sites (one launch on CubeCL devices, nothing elsewhere).
     pub fn new(sites: Tensor<2>) -> Self {
+        #[cfg(feature = "cube")]
         let records = uses_fused_kernels(&sites.device()).then(|| fused_records(sites.clone()));
+        #[cfg(not(feature = "cube"))]
+        let records = None;
         Self { sites, records }
     }
 }
@@ -61,10 +67,11 @@ impl RenderReadySites {
 /// With the message of the [`SadError`] that [`try_render`] would return.
 pub fn render_ready(sites: &RenderReadySites, candidates: &Candidates) -> Tensor<3> {
     check_render_inputs(&sites.sites, candidates).unwrap_or_else(|error| panic!("{error}"));
-    match &sites.records {
-        Some(records) => fused_render_records(records.clone(), candidates),
-        None => render_reference(sites.sites.clone(), candidates.ids(), candidates.geometry()),
+    #[cfg(feature = "cube")]
+    if let Some(records) = &sites.records {
+        return fused_render_records(records.clone(), candidates);
     }
+    render_reference(sites.sites.clone(), candidates.ids(), candidates.geometry())
 }
 
 /// The checks of [`try_render`]: the sites' shape and type, the size, the lists, the devices.
@@ -121,20 +128,4 @@ fn fused_render_records(records: Tensor<2, Int>, candidates: &Candidates) -> Ten
         candidates.ids().into_dispatch(),
         candidates.geometry(),
     ))
-}
-
-// Without a CubeCL runtime `uses_fused_kernels` is always false and these are never reached.
-#[cfg(not(feature = "cube"))]
-fn fused_render(_: Tensor<2>, _: Tensor<2, Int>, _: RenderGeometry) -> Tensor<3> {
-    unreachable!("no CubeCL runtime is compiled in")
-}
-
-#[cfg(not(feature = "cube"))]
-fn fused_records(_: Tensor<2>) -> Tensor<2, Int> {
-    unreachable!("no CubeCL runtime is compiled in")
-}
-
-#[cfg(not(feature = "cube"))]
-fn fused_render_records(_: Tensor<2, Int>, _: &Candidates) -> Tensor<3> {
-    unreachable!("no CubeCL runtime is compiled in")
 }

@@ -1,0 +1,129 @@
+//! Sites files and render-only mode: files written by the reference trainer render to its own
+//! render-only PSNR (at their size and at another), round-trip byte for byte, and bad files
+//! name the line. Run on the device of `$BURN_SAD_DEVICE`.
+
+mod common;
+
+use burn::tensor::{Int, Tensor};
+use burn_sad::image::load_rgb;
+use burn_sad::sad::{
+    RenderOnlyOptions, SitesFileError, parse_sites, psnr, read_sites, render_sites, sites_to_string,
+};
+use common::{device, random_sites};
+
+const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/sad");
+
+#[test]
+fn reference_sites_files_render_like_the_reference() {
+    let device = device();
+    // The reference's render-only mode printed these (see tests/data/sad/README.md).
+    for (name, reference_psnr) in [("astro128", 34.09), ("cat160x96", 42.09)] {
+        let table = read_sites(format!("{DATA}/{name}_sites.txt")).unwrap();
+        let rendered = render_sites(&table, &RenderOnlyOptions::default(), &device).unwrap();
+        let target = load_rgb(format!("{DATA}/{name}.png"), &device).unwrap();
+        let [_, c, h, w] = target.dims();
+        let ours = psnr(rendered.image, target.reshape([c, h, w]));
+        // The reference prints two decimals.
+        assert!(
+            (ours - reference_psnr).abs() <= 0.05 + 0.005,
+            "{name}: {ours:.3} dB vs the reference's {reference_psnr} dB"
+        );
+    }
+}
+
+#[test]
+fn rendering_at_another_size_scales_positions() {
+    let device = device();
+    let table = read_sites(format!("{DATA}/astro128_sites.txt")).unwrap();
+    let target = load_rgb(format!("{DATA}/astro128.png"), &device).unwrap();
+    // Every other pixel of a 2× render samples the points the 128² render samples.
+    let subsampled = |scale_radius: bool| {
+        let options = RenderOnlyOptions {
+            width: Some(256),
+            scale_radius,
+            ..RenderOnlyOptions::default()
+        };
+        let image = render_sites(&table, &options, &device).unwrap().image;
+        assert_eq!(image.dims(), [3, 256, 256]);
+        let rows = Tensor::<1, Int>::arange_step(0..256, 2, &device);
+        let image = image.select(1, rows.clone()).select(2, rows);
+        psnr(image.unsqueeze::<4>(), target.clone())
+    };
+    // Positions only, as the reference: radii shrink relative to the image, cells change.
+    let positions_only = subsampled(false);
+    assert!(positions_only > 20.0, "{positions_only}");
+    // Radii too: the same diagram, so close to the native render's 34.09 dB.
+    let uniform = subsampled(true);
+    assert!(uniform > 33.0 && uniform > positions_only, "{uniform}");
+}
+
+#[test]
+fn sites_files_round_trip_byte_for_byte() {
+    for name in ["astro128", "cat160x96"] {
+        let text = std::fs::read_to_string(format!("{DATA}/{name}_sites.txt")).unwrap();
+        let table = parse_sites(&text).unwrap();
+        assert_eq!(
+            sites_to_string(&table),
+            text,
+            "{name}: written differs from read"
+        );
+        assert_eq!(parse_sites(&sites_to_string(&table)).unwrap(), table);
+    }
+    // Random values, including tiny and negative ones, survive exactly.
+    let table = random_sites(50, 3, 99, 77, 6);
+    let mut live = table.clone();
+    live.sites.retain(|s| s[0] >= 0.0);
+    live.sites[0][9] = -3.1e-7;
+    // The largest radius a file may hold (larger ones overflow the render), in `e+09` style.
+    live.sites[1][3] = 1.0e9;
+    assert_eq!(parse_sites(&sites_to_string(&live)).unwrap(), live);
+    // Writing skips inactive slots.
+    assert_eq!(
+        parse_sites(&sites_to_string(&table)).unwrap().sites.len(),
+        50
+    );
+}
+
+#[test]
+fn bad_sites_files_name_the_line() {
+    let header = "# SAD Sites (position_x, ...)\n# Image size: 8 8\n";
+    let good = "1 2 0.5 0.5 0.5 5 3 1 0 0\n";
+    let cases: [(String, usize, &str); 7] = [
+        (format!("{header}{good}1 2 3\n"), 4, "expected 10"),
+        (
+            format!("{header}{good}1 2 0.5 0.5 0.5 NaN 3 1 0 0\n"),
+            4,
+            "not finite",
+        ),
+        (
+            format!("{header}1 2 0.5 0.5 0.5 5 -3 1 0 0\n"),
+            3,
+            "negative radius",
+        ),
+        (
+            format!("{header}1 2 0.5 x 0.5 5 3 1 0 0\n"),
+            3,
+            "not a number",
+        ),
+        (format!("# Image size: 8 -8\n{good}"), 1, "positive"),
+        (format!("# Image size: 8\n{good}"), 1, "Image size"),
+        (format!("{header}# Total sites: 2\n{good}"), 3, "truncated"),
+    ];
+    for (text, line, fragment) in cases {
+        match parse_sites(&text) {
+            Err(SitesFileError::Line { line: got, reason }) => {
+                assert_eq!(got, line, "{text:?}: {reason}");
+                assert!(reason.contains(fragment), "{reason} lacks {fragment}");
+            }
+            other => panic!("{text:?}: expected a line error, got {other:?}"),
+        }
+    }
+    assert_eq!(parse_sites(header), Err(SitesFileError::NoSites));
+    // The legacy 7-column form loads with direction (1, 0) and no anisotropy.
+    let legacy = parse_sites(&format!("{header}1 2 0.5 0.5 0.5 5 3\n")).unwrap();
+    assert_eq!(legacy.sites[0][7..], [1.0, 0.0, 0.0]);
+    assert!(matches!(
+        read_sites("/nonexistent/x_sites.txt"),
+        Err(SitesFileError::Io(_))
+    ));
+}
