@@ -5,7 +5,7 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use burn::tensor::Device;
 use burn_sad::device::memory_on_host;
-use burn_sad::image::{check_writable_dir, encode_png, load_rgb_within, write_all_atomically};
+use burn_sad::image::{ImageFile, check_writable_dir, encode_png, write_all_atomically};
 use burn_sad::sad::fit::{FitOptions, FitProgress, Initialisation, TargetImage, Trainer};
 use burn_sad::sad::sites_to_string;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -43,19 +43,8 @@ pub fn fit_command(args: FitArgs, device: &Device, description: &str) -> Result<
         })?
         .to_owned();
     let max_side = config.max_dim.min(burn_sad::sad::fit::KERNEL_MAX_SIDE);
-    if let Ok((width, height)) = ::image::image_dimensions(&args.image)
-        && (width as usize) <= max_side
-        && (height as usize) <= max_side
-    {
-        checks::check_memory(
-            &format!("fitting a {width}×{height} image"),
-            u64::from(width) * u64::from(height),
-            checks::FIT_HOST_BYTES_PER_PIXEL,
-            checks::FIT_DEVICE_BYTES_PER_PIXEL,
-            memory_on_host(device),
-        )?;
-    }
-    let image = load_rgb_within(&args.image, max_side, device).map_err(|error| match error {
+    // Read once; the header's size is checked against the memory before anything is decoded.
+    let file = ImageFile::open(&args.image, max_side).map_err(|error| match error {
         burn_sad::image::ImageError::TooLarge {
             path,
             width,
@@ -66,6 +55,14 @@ pub fn fit_command(args: FitArgs, device: &Device, description: &str) -> Result<
         ),
         other => other.into(),
     })?;
+    checks::check_memory(
+        &format!("fitting a {}×{} image", file.width, file.height),
+        (file.width * file.height) as u64,
+        checks::FIT_HOST_BYTES_PER_PIXEL,
+        checks::FIT_DEVICE_BYTES_PER_PIXEL,
+        memory_on_host(device),
+    )?;
+    let image = file.decode()?.into_tensor(device);
     let target = TargetImage::from_tensor(image);
     let iters = config.default_iters;
     let options = FitOptions {

@@ -3,9 +3,9 @@
 use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
-use burn::tensor::Device;
+use burn::tensor::{Device, Tensor};
 use burn_sad::device::memory_on_host;
-use burn_sad::image::load_rgb;
+use burn_sad::image::{ImageFile, MAX_SIDE};
 use burn_sad::ssim::{MsSsimOptions, Padding, SsimOptions, try_fused_ssim, try_ms_ssim};
 use clap::Args;
 
@@ -43,18 +43,20 @@ pub fn ssim_command(args: SsimArgs, device: &Device, description: &str) -> Resul
         ms,
     } = args;
     let on_host = memory_on_host(device);
-    for path in [&a, &b] {
-        let (width, height) = ::image::image_dimensions(path).unwrap_or((0, 0));
+    // Each file is read once; its header's size is checked against the memory before decoding.
+    let load = |path: &std::path::Path| -> Result<Tensor<4>> {
+        let file = ImageFile::open(path, MAX_SIDE)?;
         checks::check_memory(
             "SSIM",
-            u64::from(width) * u64::from(height),
+            (file.width * file.height) as u64,
             checks::SSIM_HOST_BYTES_PER_PIXEL,
             checks::SSIM_DEVICE_BYTES_PER_PIXEL,
             on_host,
         )?;
-    }
-    let img1 = load_rgb(&a, device)?;
-    let img2 = load_rgb(&b, device)?;
+        Ok(file.decode()?.into_tensor(device))
+    };
+    let img1 = load(&a)?;
+    let img2 = load(&b)?;
     let (shape1, shape2) = (img1.dims(), img2.dims());
     if shape1 != shape2 {
         bail!(
