@@ -35,3 +35,11 @@ pub fn assert_one_error(out: &Output, needle: &str, case: &str) {
         "{case}: wanted `{needle}` in {stderr}"
     );
 }
+
+/// A fresh scratch folder for one test of this process.
+pub fn scratch(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("sad-cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
