@@ -21,9 +21,9 @@ pub struct ImageFile {
 }
 
 impl ImageFile {
-    /// Reads a PNG or JPEG file and its header (see [`decode_rgb`] for what is refused: a
-    /// directory, a file larger than [`MAX_FILE_BYTES`], another format, a truncated JPEG, a
-    /// side over `max_side`).
+    /// Reads a PNG or JPEG file and its header. Refused: a directory, a file larger than
+    /// [`MAX_FILE_BYTES`], and what [`decode_rgb`] refuses before decoding (another format, a
+    /// truncated JPEG, a side over `max_side`).
     pub fn open(path: impl AsRef<Path>, max_side: usize) -> Result<Self, ImageError> {
         let path = path.as_ref();
         let name = path.display().to_string();

@@ -156,11 +156,10 @@ pub fn render_sites_with_progress(
     drop(render_ready(&RenderReadySites::new(sites.clone()), &warm));
     sync()?;
     let warm_up_ms = start.elapsed().as_secs_f64() * 1e3;
-    // Wall time between synchronisations: the reference's CUDA events time its device work,
-    // and ours holds that plus whatever the host adds (launching, one wait at the end). CubeCL's
-    // profiling windows were tried and overstate it: inside one, every launch is prepared on
-    // the device's thread after the previous one, which left the GPU idle 20 µs per launch.
-    // The build packs the records the renders read (the reference packs its site copy there).
+    // Wall time between synchronisations: what a caller waits for. It holds the host's launching
+    // and one wait at the end, as the reference's CUDA events hold whatever its stream waited
+    // for. The build packs the records the renders read (the reference packs its site copy
+    // there).
     let start = Instant::now();
     let ready = RenderReadySites::new(sites.clone());
     let candidates = Candidates::flood_and_propagate(

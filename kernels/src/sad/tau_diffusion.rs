@@ -137,8 +137,6 @@ pub fn jacobi_update(
     let stride = neighbours.input_stride;
     let offset = neighbours.input_offset;
     let mut value = input[site * stride + offset];
-    // No lists at λ ≤ 0: the home row says so, so that no later step copies them.
-    list[K * site_count + site] = -1;
     if neighbours.lambda > 0.0 {
         let cell = home_cell(px, py, neighbours);
         list[K * site_count + site] = cell as i32;
@@ -164,6 +162,9 @@ pub fn jacobi_update(
             list[k * site_count + site] = EMPTY;
         }
         value = screened(own, sum, f32::cast_from(count), neighbours.lambda);
+    } else {
+        // No lists at λ ≤ 0: the home row says so, so that no later step copies them.
+        list[K * site_count + site] = -1;
     }
     value
 }

@@ -135,9 +135,9 @@ pub fn diffuse_and_step_keeping(
             *step,
             (lambda, passes),
         );
-        // Lists found at λ ≤ 0 hold nothing a later step could copy (nor do none at all).
-        let keep = lambda > 0.0 && passes > 0;
-        return (sites, state, keep.then_some(NeighbourLists(lists)));
+        // Lists found at λ ≤ 0, or by no pass, mark every site's home cell as none (−1), so a
+        // later step that takes them back copies nothing.
+        return (sites, state, Some(NeighbourLists(lists)));
     }
     let _ = kept;
     let tau = tau_diffusion(&sites, candidates, grads.clone(), lambda, passes);

@@ -215,7 +215,7 @@ pub(super) fn diffuse_and_step(
     (geometry, lambda, passes): (RenderGeometry, f32, u32),
 ) -> (CubeTensor, CubeTensor, CubeTensor) {
     let grads = into_contiguous(grads);
-    let (sites, state, lists) = match passes {
+    match passes {
         // No diffusion: the log τ column as it is, and lists that no step can keep.
         0 => {
             let lists = CubeBackend::int_full(
@@ -258,8 +258,7 @@ pub(super) fn diffuse_and_step(
                 launch_adam(sites, grads, before, lists.clone(), state, step, last);
             (sites, state, lists)
         }
-    };
-    (sites, state, lists)
+    }
 }
 
 fn launch_adam(
