@@ -233,4 +233,70 @@ impl<B: SadBackend, C: CheckpointStrategy> SadBackend for Autodiff<B, C> {
         );
         (Self::from_inner(sites), Self::from_inner(state))
     }
+
+    fn sad_step_in_place(
+        sites: FloatTensor<Self>,
+        state: FloatTensor<Self>,
+        lists: IntTensor<Self>,
+        candidates: IntTensor<Self>,
+        target: FloatTensor<Self>,
+        clock: FloatTensor<Self>,
+        tick: IntTensor<Self>,
+        step: AdamStep,
+        geometry: RenderGeometry,
+        passes: u32,
+    ) -> (FloatTensor<Self>, FloatTensor<Self>, IntTensor<Self>) {
+        let (sites, state, lists) = B::sad_step_in_place(
+            sites.into_primitive(),
+            state.into_primitive(),
+            lists,
+            candidates,
+            target.into_primitive(),
+            clock.into_primitive(),
+            tick,
+            step,
+            geometry,
+            passes,
+        );
+        (Self::from_inner(sites), Self::from_inner(state), lists)
+    }
+
+    fn sad_copy_state(
+        sites: FloatTensor<Self>,
+        state: FloatTensor<Self>,
+        lists: IntTensor<Self>,
+        candidates: IntTensor<Self>,
+        sites_into: FloatTensor<Self>,
+        state_into: FloatTensor<Self>,
+        lists_into: IntTensor<Self>,
+        candidates_into: IntTensor<Self>,
+        tick: IntTensor<Self>,
+        iteration: Option<u32>,
+    ) -> (
+        FloatTensor<Self>,
+        FloatTensor<Self>,
+        IntTensor<Self>,
+        IntTensor<Self>,
+        IntTensor<Self>,
+    ) {
+        let (sites, state, lists, candidates, tick) = B::sad_copy_state(
+            sites.into_primitive(),
+            state.into_primitive(),
+            lists,
+            candidates,
+            sites_into.into_primitive(),
+            state_into.into_primitive(),
+            lists_into,
+            candidates_into,
+            tick,
+            iteration,
+        );
+        (
+            Self::from_inner(sites),
+            Self::from_inner(state),
+            lists,
+            candidates,
+            tick,
+        )
+    }
 }

@@ -216,4 +216,53 @@ pub trait SadBackend: Backend {
         state: FloatTensor<Self>,
         step: AdamStep,
     ) -> (FloatTensor<Self>, FloatTensor<Self>);
+
+    /// One training iteration of the summed squared error against `target`, in place, for an
+    /// iteration recorded once and replayed as a graph: the gradient pass, `passes` (≥ 2) tau
+    /// diffusion passes from `lists` (the neighbour lists of the step before, as
+    /// [`sad_diffuse_and_step`](Self::sad_diffuse_and_step) returns them, over the same
+    /// `candidates` and live sites) and the Adam step, with λ and the bias corrections read
+    /// from row `tick[0]` of `clock` (`[rows, CLOCK_COLUMNS]`, see
+    /// `burn_sad_kernels::sad::clock_value`) instead of `step`; then `tick[0]` advances by
+    /// one. `sites`, `state`, `lists` and `tick` are overwritten, whoever else holds them, and
+    /// returned (the same buffers): the caller owns them alone.
+    #[allow(clippy::too_many_arguments)]
+    fn sad_step_in_place(
+        sites: FloatTensor<Self>,
+        state: FloatTensor<Self>,
+        lists: IntTensor<Self>,
+        candidates: IntTensor<Self>,
+        target: FloatTensor<Self>,
+        clock: FloatTensor<Self>,
+        tick: IntTensor<Self>,
+        step: AdamStep,
+        geometry: RenderGeometry,
+        passes: u32,
+    ) -> (FloatTensor<Self>, FloatTensor<Self>, IntTensor<Self>);
+
+    /// Copies `sites`, `state` and `lists` word for word into `sites_into`, `state_into` and
+    /// `lists_into` (same lengths) and, with an `iteration`, `candidates` into `candidates_into`
+    /// and `iteration` into `tick[0]`: the state a replayed iteration reads (see
+    /// [`sad_step_in_place`](Self::sad_step_in_place)) loaded in one launch, or copied out. The
+    /// destinations are overwritten, whoever else holds them, and returned (the same buffers:
+    /// sites, state, lists, candidates, tick).
+    #[allow(clippy::too_many_arguments, clippy::type_complexity)]
+    fn sad_copy_state(
+        sites: FloatTensor<Self>,
+        state: FloatTensor<Self>,
+        lists: IntTensor<Self>,
+        candidates: IntTensor<Self>,
+        sites_into: FloatTensor<Self>,
+        state_into: FloatTensor<Self>,
+        lists_into: IntTensor<Self>,
+        candidates_into: IntTensor<Self>,
+        tick: IntTensor<Self>,
+        iteration: Option<u32>,
+    ) -> (
+        FloatTensor<Self>,
+        FloatTensor<Self>,
+        IntTensor<Self>,
+        IntTensor<Self>,
+        IntTensor<Self>,
+    );
 }

@@ -253,4 +253,81 @@ impl<B: FusionBackend + SadBackend> SadBackend for Fusion<B> {
         .floats;
         (sites, state)
     }
+
+    fn sad_step_in_place(
+        sites: Lazy<B>,
+        state: Lazy<B>,
+        lists: Lazy<B>,
+        candidates: Lazy<B>,
+        target: Lazy<B>,
+        clock: Lazy<B>,
+        tick: Lazy<B>,
+        step: AdamStep,
+        geometry: RenderGeometry,
+        passes: u32,
+    ) -> (Lazy<B>, Lazy<B>, Lazy<B>) {
+        let shapes = [&sites, &state, &lists].map(|t| (t.shape.clone(), t.dtype));
+        let [stepped, moments, kept] = shapes;
+        let out = queue!(format!("burn_sad::sad_step_in_place::{step:?}::{geometry:?}::{passes}");
+        floats [sites, state, target, clock], ints [lists, candidates, tick]
+            => [stepped, moments], [kept];
+        stepped_and_lists(B::sad_step_in_place(
+            sites, state, lists, candidates, target, clock, tick, step, geometry, passes,
+        )));
+        let [sites, state] = out.floats;
+        let [lists] = out.ints;
+        (sites, state, lists)
+    }
+
+    fn sad_copy_state(
+        sites: Lazy<B>,
+        state: Lazy<B>,
+        lists: Lazy<B>,
+        candidates: Lazy<B>,
+        sites_into: Lazy<B>,
+        state_into: Lazy<B>,
+        lists_into: Lazy<B>,
+        candidates_into: Lazy<B>,
+        tick: Lazy<B>,
+        iteration: Option<u32>,
+    ) -> (Lazy<B>, Lazy<B>, Lazy<B>, Lazy<B>, Lazy<B>) {
+        let shape = |t: &Lazy<B>| (t.shape.clone(), t.dtype);
+        let floats_out = [shape(&sites_into), shape(&state_into)];
+        let ints_out = [shape(&lists_into), shape(&candidates_into), shape(&tick)];
+        let out = register_op::<B, _, _, _, _>(
+            format!("burn_sad::sad_copy_state::{iteration:?}"),
+            Mixed {
+                floats: [sites, state, sites_into, state_into],
+                ints: [lists, candidates, lists_into, candidates_into, tick],
+            },
+            Mixed {
+                floats: floats_out,
+                ints: ints_out,
+            },
+            move |Mixed {
+                      floats: [sites, state, sites_into, state_into],
+                      ints: [lists, candidates, lists_into, candidates_into, tick],
+                  }| {
+                let (sites, state, lists, candidates, tick) = B::sad_copy_state(
+                    sites,
+                    state,
+                    lists,
+                    candidates,
+                    sites_into,
+                    state_into,
+                    lists_into,
+                    candidates_into,
+                    tick,
+                    iteration,
+                );
+                Mixed {
+                    floats: [sites, state],
+                    ints: [lists, candidates, tick],
+                }
+            },
+        );
+        let [sites, state] = out.floats;
+        let [lists, candidates, tick] = out.ints;
+        (sites, state, lists, candidates, tick)
+    }
 }

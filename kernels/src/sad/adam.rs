@@ -2,6 +2,7 @@
 
 use cubecl::prelude::*;
 
+use super::clock::{CLOCK_CORRECTION1, CLOCK_CORRECTION2, CLOCK_LAMBDA, clock_value};
 use super::tau_diffusion::{TauNeighbours, jacobi_from_list};
 use super::{COLOR, DIRECTION, LOG_ANISO, LOG_TAU, POSITION, RADIUS, SITE_PARAMS};
 
@@ -84,6 +85,10 @@ pub const ADAM_CUBE: usize = 64;
 /// each load or store instruction of a plane touched 32 separate sectors, and the step took
 /// 44 µs for 128 000 sites on the H200.
 ///
+/// With `clocked`, λ and the bias corrections come from the clock row `tick[0]` names instead
+/// of `neighbours` and `step` (see [`clock_value()`]). `out_sites` and `out_state` may be `sites`
+/// and `state` themselves: a cube reads all of its rows before it writes any, and only its own.
+///
 /// Launch with cubes of [`ADAM_CUBE`] units, one unit per site, 1D.
 #[cube(launch, launch_unchecked)]
 #[allow(clippy::too_many_arguments)]
@@ -98,6 +103,9 @@ pub fn adam_kernel(
     step: AdamStep,
     neighbours: TauNeighbours,
     site_count: usize,
+    clock: &Tensor<f32>,
+    tick: &Tensor<u32>,
+    #[comptime] clocked: bool,
 ) {
     let first = CUBE_POS * ADAM_CUBE;
     let unit = UNIT_POS as usize;
@@ -128,10 +136,14 @@ pub fn adam_kernel(
         let b1 = step.beta1;
         let b2 = step.beta2;
         let gs = step.grad_scale;
+        let lambda = clock_value(neighbours.lambda, clock, tick, CLOCK_LAMBDA, clocked);
+        let c1 = clock_value(step.correction1, clock, tick, CLOCK_CORRECTION1, clocked);
+        let c2 = clock_value(step.correction2, clock, tick, CLOCK_CORRECTION2, clocked);
         let tau_grad = jacobi_from_list(
             list,
             tau,
             &neighbours,
+            lambda,
             first + unit,
             raw[p + LOG_TAU],
             site_count,
@@ -143,9 +155,9 @@ pub fn adam_kernel(
         let mx = b1 * moments[s + M_POSITION] + (1.0 - b1) * gx;
         let my = b1 * moments[s + M_POSITION + 1] + (1.0 - b1) * gy;
         let v = b2 * moments[s + V_POSITION] + (1.0 - b2) * (gx * gx + gy * gy);
-        let denom = f32::sqrt(v * step.correction2) + step.eps;
-        let nx = values[p + POSITION] - step.lr_position * mx * step.correction1 / denom;
-        let ny = values[p + POSITION + 1] - step.lr_position * my * step.correction1 / denom;
+        let denom = f32::sqrt(v * c2) + step.eps;
+        let nx = values[p + POSITION] - step.lr_position * mx * c1 / denom;
+        let ny = values[p + POSITION + 1] - step.lr_position * my * c1 / denom;
         values[p + POSITION] = f32::clamp(nx, 0.0, step.max_x);
         values[p + POSITION + 1] = f32::clamp(ny, 0.0, step.max_y);
         moments[s + M_POSITION] = mx;
@@ -160,6 +172,8 @@ pub fn adam_kernel(
             s + M_LOG_TAU,
             step.lr_log_tau,
             &step,
+            c1,
+            c2,
         );
         let radius = raw[p + RADIUS] * gs;
         scalar_adam(
@@ -170,6 +184,8 @@ pub fn adam_kernel(
             s + M_RADIUS,
             step.lr_radius,
             &step,
+            c1,
+            c2,
         );
         values[p + RADIUS] = f32::clamp(values[p + RADIUS], 1.0, 512.0);
         #[unroll]
@@ -177,9 +193,8 @@ pub fn adam_kernel(
             let g = raw[p + COLOR + c] * gs;
             let m = b1 * moments[s + M_COLOR + c] + (1.0 - b1) * g;
             let v = b2 * moments[s + M_COLOR + 3 + c] + (1.0 - b2) * g * g;
-            let value = values[p + COLOR + c]
-                - step.lr_color * m * step.correction1
-                    / (f32::sqrt(v * step.correction2) + step.eps);
+            let value =
+                values[p + COLOR + c] - step.lr_color * m * c1 / (f32::sqrt(v * c2) + step.eps);
             values[p + COLOR + c] = f32::clamp(value, 0.0, 1.0);
             moments[s + M_COLOR + c] = m;
             moments[s + M_COLOR + 3 + c] = v;
@@ -196,9 +211,9 @@ pub fn adam_kernel(
         let mx = b1 * moments[s + M_DIRECTION] + (1.0 - b1) * tx;
         let my = b1 * moments[s + M_DIRECTION + 1] + (1.0 - b1) * ty;
         let v = b2 * moments[s + M_DIRECTION + 2] + (1.0 - b2) * (tx * tx + ty * ty);
-        let denom = f32::sqrt(v * step.correction2) + step.eps;
-        let nx = ux - step.lr_direction * mx * step.correction1 / denom;
-        let ny = uy - step.lr_direction * my * step.correction1 / denom;
+        let denom = f32::sqrt(v * c2) + step.eps;
+        let nx = ux - step.lr_direction * mx * c1 / denom;
+        let ny = uy - step.lr_direction * my * c1 / denom;
         let norm2 = nx * nx + ny * ny;
         let mut dx = 1.0f32;
         let mut dy = 0.0f32;
@@ -222,6 +237,8 @@ pub fn adam_kernel(
             s + M_LOG_ANISO,
             step.lr_log_aniso,
             &step,
+            c1,
+            c2,
         );
         values[p + LOG_ANISO] = f32::clamp(values[p + LOG_ANISO], -4.0, 4.0);
     }
@@ -244,8 +261,10 @@ pub fn adam_kernel(
 }
 
 /// Plain Adam on `values[index]` with gradient `grad`, whose moments sit at `moments[moment]`
-/// (m) and `moments[moment + 1]` (v); updates all three in place.
+/// (m) and `moments[moment + 1]` (v), with the bias corrections `c1` = 1 / (1 − β1^t) and
+/// `c2` = 1 / (1 − β2^t); updates all three in place.
 #[cube]
+#[allow(clippy::too_many_arguments)]
 fn scalar_adam(
     values: &mut Shared<[f32]>,
     index: usize,
@@ -254,10 +273,12 @@ fn scalar_adam(
     moment: usize,
     lr: f32,
     step: &AdamStep,
+    c1: f32,
+    c2: f32,
 ) {
     let m = step.beta1 * moments[moment] + (1.0 - step.beta1) * grad;
     let v = step.beta2 * moments[moment + 1] + (1.0 - step.beta2) * grad * grad;
     moments[moment] = m;
     moments[moment + 1] = v;
-    values[index] -= lr * m * step.correction1 / (f32::sqrt(v * step.correction2) + step.eps);
+    values[index] -= lr * m * c1 / (f32::sqrt(v * c2) + step.eps);
 }

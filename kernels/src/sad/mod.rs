@@ -1,5 +1,6 @@
 //! Soft Anisotropic Diagram kernels: the differentiable render, the candidate lists and the
-//! training steps (per-site statistics, tau diffusion, Adam, pruning).
+//! training steps (per-site statistics, tau diffusion, Adam, pruning, the step clock of a replayed
+//! iteration).
 //!
 //! # Sites
 //! A site is 10 f32 values in this order ([`SITE_PARAMS`] per site, row-major `[capacity, 10]`):
@@ -22,6 +23,7 @@
 mod adam;
 mod blend;
 mod candidates;
+mod clock;
 mod half;
 mod prune;
 mod ranked;
@@ -39,6 +41,10 @@ pub use adam::{
 };
 pub use candidates::{
     candidate_pass_kernel, init_candidates_kernel, jfa_flood_kernel, seed_candidates_kernel,
+};
+pub use clock::{
+    CLOCK_COLUMNS, CLOCK_CORRECTION1, CLOCK_CORRECTION2, CLOCK_LAMBDA, advance_clock_kernel,
+    clock_value, copy_state_kernel,
 };
 pub use half::{f16_bits, f16_value};
 pub use prune::{

@@ -3,6 +3,7 @@
 
 use cubecl::prelude::*;
 
+use super::clock::{CLOCK_LAMBDA, clock_value};
 use super::score::is_live;
 use super::{EMPTY, K, POSITION, SITE_PARAMS};
 
@@ -36,6 +37,10 @@ pub enum NeighbourSource {
 /// [`NeighbourSource::Kept`] the first pass copies the `kept` lists of the previous step where
 /// the home cell is the same, and finds the others again. `kept` is not read otherwise.
 ///
+/// λ is `neighbours.lambda`, or with `clocked` the clock row `tick[0]` names (see
+/// [`clock_value()`]; neither buffer is read otherwise). `kept` may be `list` itself: a unit reads
+/// and writes only its own site's column.
+///
 /// Launch with one unit per site, 1D.
 #[cube(launch, launch_unchecked)]
 #[allow(clippy::too_many_arguments)]
@@ -51,9 +56,13 @@ pub fn tau_diffusion_kernel(
     output: &mut Tensor<f32>,
     neighbours: TauNeighbours,
     site_count: usize,
+    clock: &Tensor<f32>,
+    tick: &Tensor<u32>,
     #[comptime] source: NeighbourSource,
+    #[comptime] clocked: bool,
 ) {
     let site = ABSOLUTE_POS;
+    let lambda = clock_value(neighbours.lambda, clock, tick, CLOCK_LAMBDA, clocked);
     if site < site_count {
         let base = site * SITE_PARAMS;
         let px = sites[base + POSITION];
@@ -63,12 +72,13 @@ pub fn tau_diffusion_kernel(
             let own = raw[site * raw_stride + raw_offset];
             let py = sites[base + POSITION + 1];
             if comptime![source == NeighbourSource::List] {
-                output[site] = jacobi_from_list(&*list, input, &neighbours, site, own, site_count);
+                output[site] =
+                    jacobi_from_list(&*list, input, &neighbours, lambda, site, own, site_count);
             } else {
                 let mut copied = false;
                 if comptime![source == NeighbourSource::Kept] {
                     let home = home_cell(px, py, &neighbours) as i32;
-                    if neighbours.lambda > 0.0 && kept[K * site_count + site] == home {
+                    if lambda > 0.0 && kept[K * site_count + site] == home {
                         #[unroll]
                         for k in 0..comptime![K + 1] {
                             list[k * site_count + site] = kept[k * site_count + site];
@@ -78,7 +88,7 @@ pub fn tau_diffusion_kernel(
                 }
                 if copied {
                     output[site] =
-                        jacobi_from_list(kept, input, &neighbours, site, own, site_count);
+                        jacobi_from_list(kept, input, &neighbours, lambda, site, own, site_count);
                 } else {
                     output[site] = jacobi_update(
                         sites,
@@ -86,6 +96,7 @@ pub fn tau_diffusion_kernel(
                         list,
                         input,
                         &neighbours,
+                        lambda,
                         site,
                         px,
                         py,
@@ -112,14 +123,16 @@ pub struct TauNeighbours {
     pub cand_h: usize,
     /// 1 / the candidate grid's downscale.
     pub inv_downscale: f32,
-    /// λ; at λ ≤ 0 the pass copies `input` through.
+    /// λ; at λ ≤ 0 the pass copies `input` through. A clocked launch reads it from the clock
+    /// instead.
     pub lambda: f32,
 }
 
 /// The Jacobi update of live `site` at (`px`, `py`) with raw value `own`: `(own + λ Σ_j
-/// input_j) / (1 + λ·n)` over the n distinct live sites j ≠ `site` of its home cell; `input`'s
-/// own value where λ ≤ 0. The neighbours also go to column `site` of `list` (`[K + 1,
-/// site_count]`, the home cell in row K), for [`jacobi_from_list`].
+/// input_j) / (1 + λ·n)` over the n distinct live sites j ≠ `site` of its home cell, with
+/// λ = `lambda` (a clocked launch's, not `neighbours.lambda`); `input`'s own value where λ ≤ 0.
+/// The neighbours also go to column `site` of `list` (`[K + 1, site_count]`, the home cell in
+/// row K), for [`jacobi_from_list`].
 #[cube]
 #[allow(clippy::too_many_arguments)]
 pub fn jacobi_update(
@@ -128,6 +141,7 @@ pub fn jacobi_update(
     list: &mut Tensor<i32>,
     input: &Tensor<f32>,
     neighbours: &TauNeighbours,
+    lambda: f32,
     site: usize,
     px: f32,
     py: f32,
@@ -137,7 +151,7 @@ pub fn jacobi_update(
     let stride = neighbours.input_stride;
     let offset = neighbours.input_offset;
     let mut value = input[site * stride + offset];
-    if neighbours.lambda > 0.0 {
+    if lambda > 0.0 {
         let cell = home_cell(px, py, neighbours);
         list[K * site_count + site] = cell as i32;
         let mut sum = 0.0f32;
@@ -161,7 +175,7 @@ pub fn jacobi_update(
         for k in count..K {
             list[k * site_count + site] = EMPTY;
         }
-        value = screened(own, sum, f32::cast_from(count), neighbours.lambda);
+        value = screened(own, sum, f32::cast_from(count), lambda);
     } else {
         // No lists at λ ≤ 0: the home row says so, so that no later step copies them.
         list[K * site_count + site] = -1;
@@ -170,12 +184,14 @@ pub fn jacobi_update(
 }
 
 /// [`jacobi_update`] of live `site` over the neighbours a first pass wrote to column `site` of
-/// `list` (`[K + 1, site_count]`), in the same order (so the sum is the same, bit for bit).
+/// `list` (`[K + 1, site_count]`), in the same order (so the sum is the same, bit for bit), with
+/// weight `lambda`.
 #[cube]
 pub fn jacobi_from_list(
     list: &Tensor<i32>,
     input: &Tensor<f32>,
     neighbours: &TauNeighbours,
+    lambda: f32,
     site: usize,
     own: f32,
     site_count: usize,
@@ -183,7 +199,7 @@ pub fn jacobi_from_list(
     let stride = neighbours.input_stride;
     let offset = neighbours.input_offset;
     let mut value = input[site * stride + offset];
-    if neighbours.lambda > 0.0 {
+    if lambda > 0.0 {
         let mut sum = 0.0f32;
         let mut count = 0.0f32;
         #[unroll]
@@ -194,7 +210,7 @@ pub fn jacobi_from_list(
                 count += 1.0;
             }
         }
-        value = screened(own, sum, count, neighbours.lambda);
+        value = screened(own, sum, count, lambda);
     }
     value
 }

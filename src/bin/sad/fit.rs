@@ -73,6 +73,7 @@ pub fn fit_command(args: FitArgs, device: &Device, description: &str) -> Result<
         seed: args.seed,
         log_every: args.log_freq,
         fixed_rates: args.no_budget,
+        replay: true,
     };
     let mut trainer = Trainer::new(target.clone(), options, device)?;
     let schedule = *trainer.schedule();

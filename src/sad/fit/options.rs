@@ -28,6 +28,11 @@ pub struct FitOptions {
     pub log_every: usize,
     /// Disable the bits-per-pixel solver even if the config sets a target.
     pub fixed_rates: bool,
+    /// Record a steady iteration (gradient pass, tau diffusion, Adam; no candidate update,
+    /// densify or prune) as a device graph once and replay it for the others, on CubeCL
+    /// devices without Burn's fusion: the same step, without the host's cost per kernel
+    /// launch. On by default; the environment variable `BURN_SAD_REPLAY=0` turns it off too.
+    pub replay: bool,
 }
 
 /// Iterations between PSNR measurements by default, as the reference's `--log-freq`.
@@ -48,6 +53,7 @@ impl FitOptions {
             seed: 0,
             log_every: DEFAULT_LOG_EVERY,
             fixed_rates: false,
+            replay: true,
         }
     }
 }

@@ -103,7 +103,9 @@ pub fn diffuse_and_step(
 /// The neighbour lists of one step's tau diffusion on a CubeCL device (`[K + 1, capacity]`),
 /// which the following steps can reuse while they hold: see [`diffuse_and_step_keeping`].
 #[derive(Clone, Debug)]
-pub struct NeighbourLists(#[cfg_attr(not(feature = "cube"), allow(dead_code))] Tensor<2, Int>);
+pub struct NeighbourLists(
+    #[cfg_attr(not(feature = "cube"), allow(dead_code))] pub(in crate::sad::fit) Tensor<2, Int>,
+);
 
 /// [`diffuse_and_step`] that keeps the diffusion's neighbour lists for the next step (on
 /// CubeCL devices; `None` elsewhere) and takes back those of an earlier one.

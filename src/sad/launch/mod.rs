@@ -1,24 +1,28 @@
 //! Launches of the SAD kernels on the CubeCL backend (every runtime): the render and its
-//! backward here, the candidate kernels in `candidates`, the training steps in `train`, the
-//! device-side prune in `prune`.
+//! backward in `render`, the candidate kernels in `candidates`, the training steps in `train`,
+//! the device-side prune in `prune`, a replayed iteration's in `replay`.
 
 mod candidates;
 mod prune;
+mod render;
+mod replay;
 mod train;
 
 use std::sync::OnceLock;
 
-use burn::backend::{TensorMetadata, cubecl::dtype_to_storage_type, ops::IntTensorOps};
+use burn::backend::{TensorMetadata, ops::IntTensorOps};
 use burn::tensor::{DType, IntDType, Shape};
 use burn_cubecl::{CubeBackend, kernel::into_contiguous, tensor::CubeTensor};
 use burn_sad_kernels::sad::{
     AdamStep, BackwardOutputs, K, RECORD_WORDS, SITE_PARAMS, StatisticsKind, TILE,
-    render_backward_kernel, render_kernel,
 };
 use cubecl::{CubeCount, CubeDim};
 
+use render::{backward, render_records};
+use replay::Clock;
+
 use super::{PassConfig, RenderGeometry, SadBackend, SiteRecordKind};
-use crate::launch::{empty_contiguous, expect_dims, expect_rows_of, launch_kernel, switch};
+use crate::launch::{empty_contiguous, expect_dims, expect_rows_of, switch};
 
 /// Units per side of the cubes of the per-cell candidate kernels.
 const CELL_TILE: u32 = 16;
@@ -273,77 +277,48 @@ impl SadBackend for CubeBackend {
     ) -> (CubeTensor, CubeTensor) {
         train::adam_step(sites, grads, tau_grads, state, step)
     }
-}
 
-/// The render kernel over full site `records` (`[capacity, RECORD_WORDS]`, contiguous) and
-/// checked candidate lists. Every pixel is written; the image is allocated contiguous, as the
-/// kernel indexes it linearly and `float_zeros` may hand out pitched rows.
-fn render_records(
-    records: CubeTensor,
-    candidates: CubeTensor,
-    geometry: RenderGeometry,
-) -> CubeTensor {
-    let image = empty_f32(&records, Shape::new([3, geometry.height, geometry.width]));
-    let (count, dim) = image_grid(geometry);
-    launch_kernel!(render_kernel(
-        &records.client,
-        count,
-        dim,
-        candidates::record_vector_size(),
-        records.clone().into_tensor_arg(),
-        candidates.into_tensor_arg(),
-        image.clone().into_tensor_arg(),
-        geometry.width,
-        geometry.height,
-        geometry.cand_w(),
-        geometry.cand_h(),
-        capacity(&records),
-        geometry.inv_scale_sq(),
-        dtype_to_storage_type(DType::F32),
-    ));
-    image
-}
+    fn sad_step_in_place(
+        sites: CubeTensor,
+        state: CubeTensor,
+        lists: CubeTensor,
+        candidates: CubeTensor,
+        target: CubeTensor,
+        clock: CubeTensor,
+        tick: CubeTensor,
+        step: AdamStep,
+        geometry: RenderGeometry,
+        passes: u32,
+    ) -> (CubeTensor, CubeTensor, CubeTensor) {
+        let clock = Clock { table: clock, tick };
+        replay::step_in_place(
+            (&sites, &state, &lists),
+            candidates,
+            target,
+            clock,
+            step,
+            (geometry, passes),
+        );
+        (sites, state, lists)
+    }
 
-/// The backward kernel, from ∂L/∂image or (`from_target`) from the target of a summed squared
-/// error, with the removal delta as an extra column if asked for.
-fn backward(
-    sites: CubeTensor,
-    candidates: CubeTensor,
-    image: CubeTensor,
-    geometry: RenderGeometry,
-    outputs: BackwardOutputs,
-) -> CubeTensor {
-    let sites = into_contiguous(sites);
-    let candidates = ids(candidates);
-    let image = into_contiguous(image);
-    expect_sites_and_lists("sad_render_backward", &sites, &candidates, geometry);
-    expect_dims(
-        "sad_render_backward",
-        "the image gradient (or target)",
-        &image,
-        &[3, geometry.height, geometry.width],
-    );
-    let (records, grads) = candidates::site_records_and_zeros(&sites, outputs.columns());
-    let (count, dim) = image_grid(geometry);
-    launch_kernel!(render_backward_kernel(
-        &sites.client,
-        count,
-        dim,
-        candidates::record_vector_size(),
-        records.into_tensor_arg(),
-        candidates.into_tensor_arg(),
-        image.into_tensor_arg(),
-        grads.clone().into_tensor_arg(),
-        geometry.width,
-        geometry.height,
-        geometry.cand_w(),
-        geometry.cand_h(),
-        capacity(&sites),
-        geometry.inv_scale_sq(),
-        outputs,
-        native_shared_atomics(&sites),
-        plane_sums(&sites),
-        dtype_to_storage_type(sites.dtype),
-    ));
-    grads
+    fn sad_copy_state(
+        sites: CubeTensor,
+        state: CubeTensor,
+        lists: CubeTensor,
+        candidates: CubeTensor,
+        sites_into: CubeTensor,
+        state_into: CubeTensor,
+        lists_into: CubeTensor,
+        candidates_into: CubeTensor,
+        tick: CubeTensor,
+        iteration: Option<u32>,
+    ) -> (CubeTensor, CubeTensor, CubeTensor, CubeTensor, CubeTensor) {
+        replay::copy_state(
+            [sites, state, lists, candidates],
+            [&sites_into, &state_into, &lists_into, &candidates_into],
+            iteration.map(|iteration| (&tick, iteration)),
+        );
+        (sites_into, state_into, lists_into, candidates_into, tick)
+    }
 }

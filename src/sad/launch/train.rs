@@ -11,6 +11,7 @@ use burn_sad_kernels::sad::{
 };
 
 use super::candidates::{record_vector_size, site_records_and_zeros};
+use super::replay::Clock;
 use super::{
     capacity, empty_f32, empty_i32, expect_sites_and_lists, ids, image_grid, native_shared_atomics,
     site_grid,
@@ -75,20 +76,30 @@ pub(super) fn tau_diffusion(
     } else {
         (passes, lambda)
     };
-    diffuse(sites, candidates, grads, None, geometry, lambda, passes).0
+    diffuse(
+        sites,
+        candidates,
+        grads,
+        None,
+        geometry,
+        (lambda, passes),
+        None,
+    )
+    .0
 }
 
 /// `passes` (≥ 1) Jacobi passes: the last pass's values and the neighbour lists the first one
 /// wrote (`[K + 1, capacity]`, see `tau_diffusion_kernel`), copied from `kept` where they
-/// still hold.
-fn diffuse(
+/// still hold. With `clock`, λ comes from it (see [`Clock`]) and the lists are written over
+/// `kept` itself.
+pub(super) fn diffuse(
     sites: CubeTensor,
     candidates: CubeTensor,
     grads: CubeTensor,
     kept: Option<CubeTensor>,
     geometry: RenderGeometry,
-    lambda: f32,
-    passes: u32,
+    (lambda, passes): (f32, u32),
+    clock: Option<&Clock>,
 ) -> (CubeTensor, CubeTensor) {
     let sites = into_contiguous(sites);
     let candidates = ids(candidates);
@@ -103,7 +114,11 @@ fn diffuse(
         kept
     });
     let (count, dim) = site_grid(count_sites);
-    let list = empty_i32(&sites, Shape::new([K + 1, count_sites]));
+    let list = match (&kept, clock) {
+        (Some(kept), Some(_)) => kept.clone(),
+        _ => empty_i32(&sites, Shape::new([K + 1, count_sites])),
+    };
+    let (clock_table, tick, clocked) = Clock::bind(clock, &grads, &list);
     let first = match kept {
         Some(_) => NeighbourSource::Kept,
         None => NeighbourSource::Find,
@@ -130,11 +145,14 @@ fn diffuse(
             next.clone().into_tensor_arg(),
             neighbours_launch(tau_neighbours(geometry, stride, offset, lambda)),
             count_sites,
+            clock_table.clone().into_tensor_arg(),
+            tick.clone().into_tensor_arg(),
             if pass == 0 {
                 first
             } else {
                 NeighbourSource::List
             },
+            clocked,
         ));
         current = next;
         (stride, offset) = (1, 0);
@@ -142,7 +160,7 @@ fn diffuse(
     (current, list)
 }
 
-fn tau_neighbours(
+pub(super) fn tau_neighbours(
     geometry: RenderGeometry,
     input_stride: usize,
     input_offset: usize,
@@ -198,7 +216,7 @@ fn adam_with_tau(
         inv_downscale: 1.0,
         lambda: 0.0,
     };
-    launch_adam(sites, grads, tau, unused, state, step, copy)
+    launch_adam(sites, grads, tau, unused, state, step, copy, None)
 }
 
 /// Tau diffusion and the Adam step that uses it, with the last Jacobi pass run inside the
@@ -237,8 +255,8 @@ pub(super) fn diffuse_and_step(
                 grads.clone(),
                 kept,
                 geometry,
-                lambda,
-                1,
+                (lambda, 1),
+                None,
             );
             let (sites, state) = adam_with_tau(sites, grads, tau, (1, 0), state, step);
             (sites, state, lists)
@@ -250,18 +268,21 @@ pub(super) fn diffuse_and_step(
                 grads.clone(),
                 kept,
                 geometry,
-                lambda,
-                passes - 1,
+                (lambda, passes - 1),
+                None,
             );
             let last = tau_neighbours(geometry, 1, 0, lambda);
             let (sites, state) =
-                launch_adam(sites, grads, before, lists.clone(), state, step, last);
+                launch_adam(sites, grads, before, lists.clone(), state, step, last, None);
             (sites, state, lists)
         }
     }
 }
 
-fn launch_adam(
+/// The Adam kernel; with `clock`, λ and the bias corrections come from it and the sites and
+/// state are stepped in place.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn launch_adam(
     sites: CubeTensor,
     grads: CubeTensor,
     tau: CubeTensor,
@@ -269,6 +290,7 @@ fn launch_adam(
     state: CubeTensor,
     step: AdamStep,
     neighbours: TauNeighbours,
+    clock: Option<&Clock>,
 ) -> (CubeTensor, CubeTensor) {
     let sites = into_contiguous(sites);
     let grads = into_contiguous(grads);
@@ -283,11 +305,17 @@ fn launch_adam(
         let last = (sites_count - 1) * neighbours.input_stride + neighbours.input_offset;
         expect_len_at_least(op, "the log τ gradients", &tau, last + 1);
     }
-    if neighbours.lambda > 0.0 {
+    if neighbours.lambda > 0.0 || clock.is_some() {
         expect_dims(op, "the neighbour lists", &list, &[K + 1, sites_count]);
     }
-    let out_sites = empty_f32(&sites, Shape::new([sites_count, SITE_PARAMS]));
-    let out_state = empty_f32(&sites, Shape::new([sites_count, ADAM_STATE]));
+    let (out_sites, out_state) = match clock {
+        Some(_) => (sites.clone(), state.clone()),
+        None => (
+            empty_f32(&sites, Shape::new([sites_count, SITE_PARAMS])),
+            empty_f32(&sites, Shape::new([sites_count, ADAM_STATE])),
+        ),
+    };
+    let (clock_table, tick, clocked) = Clock::bind(clock, &grads, &list);
     let count = CubeCount::Static((sites_count as u32).div_ceil(ADAM_CUBE as u32).max(1), 1, 1);
     let dim = CubeDim::new_1d(ADAM_CUBE as u32);
     launch_kernel!(adam_kernel(
@@ -319,6 +347,9 @@ fn launch_adam(
         ),
         neighbours_launch(neighbours),
         sites_count,
+        clock_table.into_tensor_arg(),
+        tick.into_tensor_arg(),
+        clocked,
     ));
     (out_sites, out_state)
 }

@@ -1,7 +1,10 @@
 //! The training loop of the reference trainer (`trainVoronoi`), one iteration at a time.
 
 mod phases;
+mod replay;
 mod warm_up;
+
+pub use replay::REPLAY_ENV;
 
 use std::time::Instant;
 
@@ -26,7 +29,7 @@ const CANDIDATE_SEED: u32 = 0;
 
 /// A fit in progress: sites, optimiser state and candidate lists on the device, and the
 /// schedule's bookkeeping on the host.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct Trainer {
     target: TargetImage,
     target_tensor: Tensor<3>,
@@ -47,6 +50,9 @@ pub struct Trainer {
     iteration: usize,
     per_pixel: bool,
     profile: Option<(PhaseTimes, Instant)>,
+    /// The recorded steady iteration (see `replay`).
+    replayer: replay::Replayer,
+    replayed: usize,
 }
 
 impl Trainer {
@@ -112,6 +118,8 @@ impl Trainer {
             iteration: 0,
             per_pixel,
             profile: None,
+            replayer: replay::Replayer::default(),
+            replayed: 0,
         })
     }
 
@@ -141,6 +149,12 @@ impl Trainer {
         self.iteration
     }
 
+    /// Iterations run from the recorded graph of a steady iteration so far (see
+    /// [`FitOptions::replay`]).
+    pub fn replayed_iterations(&self) -> usize {
+        self.replayed
+    }
+
     /// Whether every iteration has run.
     pub fn is_done(&self) -> bool {
         self.iteration >= self.options.config.default_iters
@@ -158,7 +172,11 @@ impl Trainer {
 
     /// The `[capacity, 10]` site buffer (inactive slots have position x < 0).
     pub fn sites(&self) -> Tensor<2> {
-        self.sites.clone()
+        match self.replayer.is_loaded() {
+            // Later replays rewrite the buffer in place.
+            true => self.clone().sites,
+            false => self.sites.clone(),
+        }
     }
 
     /// The running estimate of live sites the schedule works with.
@@ -196,8 +214,6 @@ impl Trainer {
     pub fn step(&mut self) -> Option<f64> {
         let it = self.iteration;
         let config = self.options.config.clone();
-        let iters = config.default_iters;
-
         let update = config.cand_update_freq > 0
             && it.is_multiple_of(config.cand_update_freq)
             && (!self.per_pixel || it >= self.schedule.prune_start);
@@ -215,6 +231,12 @@ impl Trainer {
                 self.pending = Some(next);
             }
         }
+        if self.replays(it, update, splits) && self.replay_step(it) {
+            self.iteration += 1;
+            return self.measured_psnr(it);
+        }
+        // This iteration replaces the sites, state and lists with new tensors.
+        self.replayer.unload();
         if update || splits > 0 {
             // New candidate lists or new sites: the diffusion finds its neighbours again.
             self.tau_lists = None;
@@ -232,8 +254,7 @@ impl Trainer {
         if let Some(next) = self.pending.take() {
             self.candidates = next;
         }
-        let progress = it as f32 / iters.max(1) as f32;
-        let lambda = TAU_DIFFUSION_LAMBDA * (0.1 + 0.9 * progress);
+        let lambda = self.diffusion_lambda(it);
         let step = self.adam_parameters(it + 1);
         let (sites, state, lists) = diffuse_and_step_keeping(
             self.sites.clone(),
@@ -258,8 +279,7 @@ impl Trainer {
         }
         self.lap(4);
         self.iteration += 1;
-        let log_every = self.options.log_every.max(1);
-        let psnr = (it.is_multiple_of(log_every) || self.iteration == iters).then(|| self.psnr());
+        let psnr = self.measured_psnr(it);
         self.lap(5);
         psnr
     }

@@ -4,7 +4,7 @@
 use burn::tensor::Tensor;
 use burn_sad_kernels::sad::{ADAM_STATE, AdamStep, StatisticsKind};
 
-use super::Trainer;
+use super::{TAU_DIFFUSION_LAMBDA, Trainer};
 use crate::sad::fit::densify::{split_candidates, split_sites};
 use crate::sad::fit::ops::{prune_sites, removal_deltas, site_statistics, squared_error_gradients};
 use crate::sad::sites::upload_contiguous;
@@ -12,6 +12,20 @@ use crate::sad::{Candidates, HilbertOrder, PropagationOptions, SiteTable, render
 use crate::ssim::{SsimOptions, fused_ssim};
 
 impl Trainer {
+    /// The PSNR after iteration `it` if it is a measuring one (every `log_every` and the last).
+    pub(super) fn measured_psnr(&self, it: usize) -> Option<f64> {
+        let log_every = self.options.log_every.max(1);
+        let last = self.iteration == self.options.config.default_iters;
+        (it.is_multiple_of(log_every) || last).then(|| self.psnr())
+    }
+
+    /// The tau diffusion weight of iteration `it`: it ramps up from a tenth of
+    /// [`TAU_DIFFUSION_LAMBDA`].
+    pub(super) fn diffusion_lambda(&self, it: usize) -> f32 {
+        let progress = it as f32 / self.options.config.default_iters.max(1) as f32;
+        TAU_DIFFUSION_LAMBDA * (0.1 + 0.9 * progress)
+    }
+
     pub(super) fn propagate(&mut self, candidates: &mut Candidates, passes: usize) {
         let live = self.sites.clone().narrow(0, 0, self.allocated);
         if self.hilbert.as_ref().map(|h| h.1) != Some(self.allocated) {

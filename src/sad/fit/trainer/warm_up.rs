@@ -42,6 +42,13 @@ impl Trainer {
             scratch.sites = sites;
             kept = lists;
         }
+        // And the kernels of a replayed iteration, recording (and replaying) a graph of the
+        // scratch copy's own.
+        scratch.tau_lists = kept;
+        if scratch.tau_lists.is_some() {
+            scratch.replay_step(0);
+            scratch.replay_step(1);
+        }
         let _ = scratch.active_sites();
         let _ = scratch.psnr();
         let _ = self.sites.device().sync();

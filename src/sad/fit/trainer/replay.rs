@@ -1,0 +1,348 @@
+//! Steady-state iterations recorded once as a device graph and replayed: one dispatch per
+//! iteration instead of six kernel launches, each with its host-side cost (buffer lookups,
+//! argument upload, the driver call), which is most of an iteration's time on a small photo.
+//!
+//! An iteration is steady when nothing but the gradient pass, tau diffusion over the kept
+//! neighbour lists and Adam runs: no candidate update, densify or prune, the squared-error loss
+//! only (see [`Trainer::replays_next`]). Its kernels then run in place on buffers the
+//! [`Replay`] owns, reading λ and Adam's bias corrections from a clock table on the device
+//! whose tick the iteration advances (see `SadBackend::sad_step_in_place`), so the recording
+//! stays valid from one iteration to the next. A run of steady iterations (between two
+//! candidate updates, say) starts by copying the trainer's state into those buffers in one
+//! launch; the trainer then works on them directly, and the next other iteration replaces them
+//! with new tensors as it always does.
+//!
+//! Graphs are used on CubeCL devices (CUDA and HIP replay them as one dispatch; wgpu re-encodes
+//! the recorded dispatches), not under Burn's fusion, and not when [`REPLAY_ENV`] is `0`.
+
+use std::sync::OnceLock;
+
+use burn::backend::{Backend, BackendGraph, Dispatch};
+use burn::tensor::{DType, Device, FloatDType, Int, IntDType, Tensor, TensorData};
+use burn_sad_kernels::sad::{ADAM_STATE, CLOCK_COLUMNS, K, SITE_PARAMS};
+
+use super::{TAU_DIFFUSION_PASSES, Trainer};
+use crate::launch::switch;
+use crate::sad::SadBackend;
+use crate::sad::fit::step::NeighbourLists;
+
+/// Set to `0` to run every iteration op by op, never from a recorded graph (for measuring the
+/// difference, or ruling graphs out).
+pub const REPLAY_ENV: &str = "BURN_SAD_REPLAY";
+
+/// The longest fit whose clock table is kept on the device (12 bytes per iteration); longer
+/// fits run op by op.
+const MAX_CLOCK_ROWS: usize = 1 << 20;
+
+/// The buffers a recorded iteration works on, and the recording.
+pub(super) struct Replay {
+    sites: Tensor<2>,
+    state: Tensor<2>,
+    lists: Tensor<2, Int>,
+    candidates: Tensor<2, Int>,
+    clock: Tensor<1>,
+    tick: Tensor<1, Int>,
+    /// The recorded iteration, once recorded.
+    graph: Option<BackendGraph<Dispatch>>,
+}
+
+/// Whether a trainer replays its steady iterations, and the recording once it has one.
+#[derive(Default)]
+pub(super) enum Replayer {
+    /// Not tried yet: the first steady iteration records the graph.
+    #[default]
+    Untried,
+    /// Recorded; `loaded` while the trainer's sites, state and lists are the replay's buffers.
+    Ready { replay: Box<Replay>, loaded: bool },
+    /// Not available here (or recording failed): every iteration runs op by op.
+    Off,
+}
+
+impl Clone for Replayer {
+    /// A clone records its own graph: the buffers of this one are not shared.
+    fn clone(&self) -> Self {
+        match self {
+            Self::Off => Self::Off,
+            _ => Self::Untried,
+        }
+    }
+}
+
+impl std::fmt::Debug for Replayer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Untried => f.write_str("Untried"),
+            Self::Ready { loaded, .. } => write!(f, "Ready {{ loaded: {loaded} }}"),
+            Self::Off => f.write_str("Off"),
+        }
+    }
+}
+
+impl Replayer {
+    /// Whether the trainer's sites, state and lists are the replay's buffers right now.
+    pub(super) fn is_loaded(&self) -> bool {
+        matches!(self, Self::Ready { loaded: true, .. })
+    }
+
+    /// The trainer's tensors are its own again (an iteration replaced them).
+    pub(super) fn unload(&mut self) {
+        if let Self::Ready { loaded, .. } = self {
+            *loaded = false;
+        }
+    }
+}
+
+/// Whether recorded iterations can run on `device` in this build.
+fn available(device: &Device) -> bool {
+    static SWITCH: OnceLock<Option<bool>> = OnceLock::new();
+    !cfg!(feature = "fusion")
+        && switch(&SWITCH, REPLAY_ENV) != Some(false)
+        && crate::device::uses_fused_kernels(device)
+}
+
+impl Trainer {
+    /// Whether iteration `it` is steady, so that it can run from the recorded graph.
+    pub(super) fn replays(&self, it: usize, update: bool, splits: usize) -> bool {
+        let config = &self.options.config;
+        !matches!(self.replayer, Replayer::Off)
+            && !update
+            && splits == 0
+            && self.pending.is_none()
+            && self.tau_lists.is_some()
+            && self.profile.is_none()
+            && self.options.ssim_weight == 0.0
+            && !self.schedule.is_prune_iteration(it)
+            && config.default_iters <= MAX_CLOCK_ROWS
+    }
+
+    /// Runs iteration `it` (steady, see [`Trainer::replays`]) from the recorded graph, recording
+    /// it first if there is none yet. Falls back to `false` (nothing run) where graphs are not
+    /// available.
+    pub(super) fn replay_step(&mut self, it: usize) -> bool {
+        if matches!(self.replayer, Replayer::Untried) {
+            let (replayer, ran) = match self.options.replay && available(&self.sites.device()) {
+                true => self.record(it),
+                false => (Replayer::Off, false),
+            };
+            self.replayer = replayer;
+            // Recording ran iteration `it` itself, in place, before it recorded it.
+            self.replayed += usize::from(matches!(self.replayer, Replayer::Ready { .. }));
+            return ran;
+        }
+        let Replayer::Ready { replay, loaded } = &mut self.replayer else {
+            return false;
+        };
+        if !*loaded {
+            let lists = self
+                .tau_lists
+                .as_ref()
+                .expect("steady iterations keep their lists");
+            replay.load(
+                (&self.sites, &self.state, &lists.0, &self.candidates.ids()),
+                it,
+            );
+            *loaded = true;
+            (self.sites, self.state) = (replay.sites.clone(), replay.state.clone());
+            self.tau_lists = Some(NeighbourLists(replay.lists.clone()));
+        }
+        let device = self.sites.device();
+        // SAFETY: every buffer the recording touched is alive (the replay owns its buffers and
+        // the graph guards the pages of the intermediates), only this thread uses them, and
+        // loads, replays and reads all go through this thread's stream.
+        let graph = replay.graph.as_ref().expect("a ready replay is recorded");
+        unsafe { <Dispatch as Backend>::graph_replay(device.as_dispatch(), graph) }
+            .expect("a recorded iteration replays");
+        self.replayed += 1;
+        true
+    }
+
+    /// Allocates the replay's buffers, loads the state, runs iteration `it` in place and
+    /// records it. Also says whether iteration `it` ran: it has once the buffers are loaded,
+    /// even if recording then fails (the trainer goes on op by op from the buffers).
+    fn record(&mut self, it: usize) -> (Replayer, bool) {
+        let device = self.sites.device();
+        let dispatch = device.as_dispatch();
+        // Before the warm-up run, so that the pools keep what it allocates for the recording.
+        if <Dispatch as Backend>::graph_prepare(dispatch).is_err() {
+            return (Replayer::Off, false);
+        }
+        let capacity = self.schedule.capacity;
+        let words = (&device, DType::I32);
+        let cells = self.candidates.ids().dims()[0];
+        let mut replay = Replay {
+            sites: contiguous_f32([capacity, SITE_PARAMS], &device),
+            state: contiguous_f32([capacity, ADAM_STATE], &device),
+            lists: contiguous_i32([K + 1, capacity], &device),
+            candidates: contiguous_i32([cells, K], &device),
+            clock: clock_table(self, &device),
+            tick: Tensor::zeros([1], words),
+            graph: None,
+        };
+        let lists = self
+            .tau_lists
+            .as_ref()
+            .expect("steady iterations keep their lists");
+        replay.load(
+            (&self.sites, &self.state, &lists.0, &self.candidates.ids()),
+            it,
+        );
+        (self.sites, self.state) = (replay.sites.clone(), replay.state.clone());
+        self.tau_lists = Some(NeighbourLists(replay.lists.clone()));
+        // The warm-up run: iteration `it`.
+        replay.step(self);
+        if <Dispatch as Backend>::graph_start_capture(dispatch).is_err() {
+            // Closing unwinds a prepared capture, which would hold the stream otherwise.
+            let _ = <Dispatch as Backend>::graph_stop_capture(dispatch);
+            return (Replayer::Off, true);
+        }
+        // Recorded, not run.
+        replay.step(self);
+        match <Dispatch as Backend>::graph_stop_capture(dispatch) {
+            Ok(graph) => {
+                replay.graph = Some(graph);
+                let replay = Box::new(replay);
+                let ready = Replayer::Ready {
+                    replay,
+                    loaded: true,
+                };
+                (ready, true)
+            }
+            Err(_) => (Replayer::Off, true),
+        }
+    }
+}
+
+impl Replay {
+    /// Copies `(sites, state, lists, candidates)` into the replay's buffers and sets the clock
+    /// to iteration `it`, in one launch.
+    fn load(&self, (sites, state, lists, candidates): TrainingState, it: usize) {
+        // Word for word: every buffer in its 32-bit type (casts to the same type are free).
+        drop(<Dispatch as SadBackend>::sad_copy_state(
+            sites.clone().cast(FloatDType::F32).into_dispatch(),
+            state.clone().cast(FloatDType::F32).into_dispatch(),
+            lists.clone().cast(IntDType::I32).into_dispatch(),
+            candidates.clone().cast(IntDType::I32).into_dispatch(),
+            self.sites.clone().into_dispatch(),
+            self.state.clone().into_dispatch(),
+            self.lists.clone().into_dispatch(),
+            self.candidates.clone().into_dispatch(),
+            self.tick.clone().into_dispatch(),
+            Some(it as u32),
+        ));
+    }
+
+    /// One iteration in place on the replay's buffers.
+    fn step(&self, trainer: &Trainer) {
+        drop(<Dispatch as SadBackend>::sad_step_in_place(
+            self.sites.clone().into_dispatch(),
+            self.state.clone().into_dispatch(),
+            self.lists.clone().into_dispatch(),
+            self.candidates.clone().into_dispatch(),
+            trainer.target_tensor.clone().into_dispatch(),
+            self.clock.clone().into_dispatch(),
+            self.tick.clone().into_dispatch(),
+            trainer.adam_parameters(1),
+            trainer.geometry,
+            TAU_DIFFUSION_PASSES,
+        ));
+    }
+
+    /// Copies of the replay's sites, state and lists that later replays leave alone.
+    pub(super) fn detached(&self) -> (Tensor<2>, Tensor<2>, Tensor<2, Int>) {
+        let device = self.sites.device();
+        let (sites, state, lists, _, _) = <Dispatch as SadBackend>::sad_copy_state(
+            self.sites.clone().into_dispatch(),
+            self.state.clone().into_dispatch(),
+            self.lists.clone().into_dispatch(),
+            self.candidates.clone().into_dispatch(),
+            contiguous_f32(self.sites.dims(), &device).into_dispatch(),
+            contiguous_f32(self.state.dims(), &device).into_dispatch(),
+            contiguous_i32(self.lists.dims(), &device).into_dispatch(),
+            self.candidates.clone().into_dispatch(),
+            self.tick.clone().into_dispatch(),
+            None,
+        );
+        (
+            Tensor::from_dispatch(sites),
+            Tensor::from_dispatch(state),
+            Tensor::from_dispatch(lists),
+        )
+    }
+}
+
+/// An uninitialised f32 matrix with contiguous rows, as the in-place kernels index it: a 1D
+/// buffer reshaped (a 2D allocation may pad its rows).
+fn contiguous_f32(dims: [usize; 2], device: &Device) -> Tensor<2> {
+    Tensor::<1>::empty([dims[0] * dims[1]], (device, DType::F32)).reshape(dims)
+}
+
+/// [`contiguous_f32`] of i32.
+fn contiguous_i32(dims: [usize; 2], device: &Device) -> Tensor<2, Int> {
+    Tensor::<1, Int>::empty([dims[0] * dims[1]], (device, DType::I32)).reshape(dims)
+}
+
+type TrainingState<'a> = (
+    &'a Tensor<2>,
+    &'a Tensor<2>,
+    &'a Tensor<2, Int>,
+    &'a Tensor<2, Int>,
+);
+
+/// The clock table of the whole fit, row after row in one dimension: row `it` holds iteration
+/// `it`'s λ and bias corrections, computed as the op-by-op iterations compute them.
+fn clock_table(trainer: &Trainer, device: &Device) -> Tensor<1> {
+    let iters = trainer.options.config.default_iters;
+    let rows: Vec<f32> = (0..iters)
+        .flat_map(|it| {
+            let step = trainer.adam_parameters(it + 1);
+            [
+                trainer.diffusion_lambda(it),
+                step.correction1,
+                step.correction2,
+            ]
+        })
+        .collect();
+    Tensor::from_data(TensorData::new(rows, [iters * CLOCK_COLUMNS]), device)
+}
+
+impl Clone for Trainer {
+    /// A trainer of its own: while this one works on the replay's buffers, the clone gets
+    /// copies of them, which this one's replays leave alone.
+    fn clone(&self) -> Self {
+        let (sites, state, tau_lists) = match &self.replayer {
+            Replayer::Ready {
+                replay,
+                loaded: true,
+            } => {
+                let (sites, state, lists) = replay.detached();
+                (sites, state, Some(NeighbourLists(lists)))
+            }
+            _ => (
+                self.sites.clone(),
+                self.state.clone(),
+                self.tau_lists.clone(),
+            ),
+        };
+        Self {
+            target: self.target.clone(),
+            target_tensor: self.target_tensor.clone(),
+            options: self.options.clone(),
+            schedule: self.schedule,
+            budget: self.budget,
+            geometry: self.geometry,
+            sites,
+            state,
+            candidates: self.candidates.clone(),
+            pending: self.pending.clone(),
+            tau_lists,
+            hilbert: self.hilbert.clone(),
+            allocated: self.allocated,
+            active_estimate: self.active_estimate,
+            iteration: self.iteration,
+            per_pixel: self.per_pixel,
+            profile: self.profile.clone(),
+            replayer: self.replayer.clone(),
+            replayed: self.replayed,
+        }
+    }
+}

@@ -1,0 +1,86 @@
+//! Launches of the render kernel and of its backward.
+
+use burn::backend::cubecl::dtype_to_storage_type;
+use burn::tensor::{DType, Shape};
+use burn_cubecl::{kernel::into_contiguous, tensor::CubeTensor};
+use burn_sad_kernels::sad::{BackwardOutputs, render_backward_kernel, render_kernel};
+
+use super::{
+    candidates, capacity, empty_f32, expect_sites_and_lists, ids, image_grid,
+    native_shared_atomics, plane_sums,
+};
+use crate::launch::{expect_dims, launch_kernel};
+use crate::sad::RenderGeometry;
+
+/// The render kernel over full site `records` (`[capacity, RECORD_WORDS]`, contiguous) and
+/// checked candidate lists. Every pixel is written; the image is allocated contiguous, as the
+/// kernel indexes it linearly and `float_zeros` may hand out pitched rows.
+pub(super) fn render_records(
+    records: CubeTensor,
+    candidates: CubeTensor,
+    geometry: RenderGeometry,
+) -> CubeTensor {
+    let image = empty_f32(&records, Shape::new([3, geometry.height, geometry.width]));
+    let (count, dim) = image_grid(geometry);
+    launch_kernel!(render_kernel(
+        &records.client,
+        count,
+        dim,
+        candidates::record_vector_size(),
+        records.clone().into_tensor_arg(),
+        candidates.into_tensor_arg(),
+        image.clone().into_tensor_arg(),
+        geometry.width,
+        geometry.height,
+        geometry.cand_w(),
+        geometry.cand_h(),
+        capacity(&records),
+        geometry.inv_scale_sq(),
+        dtype_to_storage_type(DType::F32),
+    ));
+    image
+}
+
+/// The backward kernel, from ∂L/∂image or (`from_target`) from the target of a summed squared
+/// error, with the removal delta as an extra column if asked for.
+pub(super) fn backward(
+    sites: CubeTensor,
+    candidates: CubeTensor,
+    image: CubeTensor,
+    geometry: RenderGeometry,
+    outputs: BackwardOutputs,
+) -> CubeTensor {
+    let sites = into_contiguous(sites);
+    let candidates = ids(candidates);
+    let image = into_contiguous(image);
+    expect_sites_and_lists("sad_render_backward", &sites, &candidates, geometry);
+    expect_dims(
+        "sad_render_backward",
+        "the image gradient (or target)",
+        &image,
+        &[3, geometry.height, geometry.width],
+    );
+    let (records, grads) = candidates::site_records_and_zeros(&sites, outputs.columns());
+    let (count, dim) = image_grid(geometry);
+    launch_kernel!(render_backward_kernel(
+        &sites.client,
+        count,
+        dim,
+        candidates::record_vector_size(),
+        records.into_tensor_arg(),
+        candidates.into_tensor_arg(),
+        image.into_tensor_arg(),
+        grads.clone().into_tensor_arg(),
+        geometry.width,
+        geometry.height,
+        geometry.cand_w(),
+        geometry.cand_h(),
+        capacity(&sites),
+        geometry.inv_scale_sq(),
+        outputs,
+        native_shared_atomics(&sites),
+        plane_sums(&sites),
+        dtype_to_storage_type(sites.dtype),
+    ));
+    grads
+}
