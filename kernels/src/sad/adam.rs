@@ -86,8 +86,11 @@ pub const ADAM_CUBE: usize = 64;
 /// 44 µs for 128 000 sites on the H200.
 ///
 /// With `clocked`, λ and the bias corrections come from the clock row `tick[0]` names instead
-/// of `neighbours` and `step` (see [`clock_value()`]). `out_sites` and `out_state` may be `sites`
-/// and `state` themselves: a cube reads all of its rows before it writes any, and only its own.
+/// of `neighbours` and `step` (see [`clock_value()`]). With `in_place`, `out_sites` and
+/// `out_state` are `sites` and `state` themselves (a cube reads all of its rows before it writes
+/// any, and only its own), and a dead site's row of gradients and moments is neither read nor
+/// written: most rows of a fit's buffer are dead late in training, so the step moves a fraction
+/// of the bytes.
 ///
 /// Launch with cubes of [`ADAM_CUBE`] units, one unit per site, 1D.
 #[cube(launch, launch_unchecked)]
@@ -106,6 +109,7 @@ pub fn adam_kernel(
     clock: &Tensor<f32>,
     tick: &Tensor<u32>,
     #[comptime] clocked: bool,
+    #[comptime] in_place: bool,
 ) {
     let first = CUBE_POS * ADAM_CUBE;
     let unit = UNIT_POS as usize;
@@ -113,19 +117,45 @@ pub fn adam_kernel(
     let mut values = Shared::<[f32]>::new_slice(ADAM_CUBE * SITE_PARAMS);
     let mut raw = Shared::<[f32]>::new_slice(ADAM_CUBE * SITE_PARAMS);
     let mut moments = Shared::<[f32]>::new_slice(ADAM_CUBE * ADAM_STATE);
-    #[unroll]
-    for i in 0..SITE_PARAMS {
-        let local = i * ADAM_CUBE + unit;
-        if local < rows * SITE_PARAMS {
-            values[local] = sites[first * SITE_PARAMS + local];
-            raw[local] = grads[first * SITE_PARAMS + local];
+    if comptime![in_place] {
+        // The sites first: a dead row's gradients and moments are neither read nor written.
+        #[unroll]
+        for i in 0..SITE_PARAMS {
+            let local = i * ADAM_CUBE + unit;
+            if local < rows * SITE_PARAMS {
+                values[local] = sites[first * SITE_PARAMS + local];
+            }
         }
-    }
-    #[unroll]
-    for i in 0..ADAM_STATE {
-        let local = i * ADAM_CUBE + unit;
-        if local < rows * ADAM_STATE {
-            moments[local] = state[first * ADAM_STATE + local];
+        sync_cube();
+        #[unroll]
+        for i in 0..SITE_PARAMS {
+            let local = i * ADAM_CUBE + unit;
+            if local < rows * SITE_PARAMS && row_is_live(&values, local / SITE_PARAMS) {
+                raw[local] = grads[first * SITE_PARAMS + local];
+            }
+        }
+        #[unroll]
+        for i in 0..ADAM_STATE {
+            let local = i * ADAM_CUBE + unit;
+            if local < rows * ADAM_STATE && row_is_live(&values, local / ADAM_STATE) {
+                moments[local] = state[first * ADAM_STATE + local];
+            }
+        }
+    } else {
+        #[unroll]
+        for i in 0..SITE_PARAMS {
+            let local = i * ADAM_CUBE + unit;
+            if local < rows * SITE_PARAMS {
+                values[local] = sites[first * SITE_PARAMS + local];
+                raw[local] = grads[first * SITE_PARAMS + local];
+            }
+        }
+        #[unroll]
+        for i in 0..ADAM_STATE {
+            let local = i * ADAM_CUBE + unit;
+            if local < rows * ADAM_STATE {
+                moments[local] = state[first * ADAM_STATE + local];
+            }
         }
     }
     sync_cube();
@@ -244,20 +274,31 @@ pub fn adam_kernel(
     }
     sync_cube();
 
+    // In place, a dead row is left as it is: its values are already there.
     #[unroll]
     for i in 0..SITE_PARAMS {
         let local = i * ADAM_CUBE + unit;
-        if local < rows * SITE_PARAMS {
+        if local < rows * SITE_PARAMS
+            && (!comptime![in_place] || row_is_live(&values, local / SITE_PARAMS))
+        {
             out_sites[first * SITE_PARAMS + local] = values[local];
         }
     }
     #[unroll]
     for i in 0..ADAM_STATE {
         let local = i * ADAM_CUBE + unit;
-        if local < rows * ADAM_STATE {
+        if local < rows * ADAM_STATE
+            && (!comptime![in_place] || row_is_live(&values, local / ADAM_STATE))
+        {
             out_state[first * ADAM_STATE + local] = moments[local];
         }
     }
+}
+
+/// Whether row `row` of a cube's staged sites is a live site (position x ≥ 0).
+#[cube]
+fn row_is_live(values: &Shared<[f32]>, row: usize) -> bool {
+    values[row * SITE_PARAMS + POSITION] >= 0.0
 }
 
 /// Plain Adam on `values[index]` with gradient `grad`, whose moments sit at `moments[moment]`

@@ -59,7 +59,7 @@ pub use render::render_kernel;
 pub use render_backward::{BackwardOutputs, render_backward_kernel};
 pub use statistics::{DENSIFY_STATS, StatisticsKind, site_statistics_kernel};
 pub use tau_diffusion::{
-    NeighbourSource, TauNeighbours, TauNeighboursLaunch, tau_diffusion_kernel,
+    DEAD_HOME, NeighbourSource, TauNeighbours, TauNeighboursLaunch, tau_diffusion_kernel,
 };
 
 /// Candidates per pixel.

@@ -7,6 +7,10 @@ use super::clock::{CLOCK_LAMBDA, clock_value};
 use super::score::is_live;
 use super::{EMPTY, K, POSITION, SITE_PARAMS};
 
+/// The home row of a dead site's column in the neighbour lists, so that later passes skip it
+/// without loading its position.
+pub const DEAD_HOME: i32 = -2;
+
 /// Where a Jacobi pass of [`tau_diffusion_kernel()`] finds each site's neighbours.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum NeighbourSource {
@@ -30,7 +34,8 @@ pub enum NeighbourSource {
 /// The neighbours do not change between the passes of one step, so the first pass finds them
 /// and writes them to `list` (`[K + 1, capacity]`: site i's k-th neighbour at `k·capacity + i`,
 /// so that a plane's stores and loads are coalesced; in candidate order, [`EMPTY`] after the
-/// last; row K holds the home cell they were found in), and later passes read them from there:
+/// last; row K holds the home cell they were found in, −1 at λ ≤ 0, [`DEAD_HOME`] for a dead
+/// site), and later passes read them from there:
 /// two dependent loads per neighbour instead of five (position, cell, candidate, liveness,
 /// value). Between candidate updates, densifications and prunes they do not change from step
 /// to step either, except for a site that moved to another cell: with
@@ -64,17 +69,26 @@ pub fn tau_diffusion_kernel(
     let site = ABSOLUTE_POS;
     let lambda = clock_value(neighbours.lambda, clock, tick, CLOCK_LAMBDA, clocked);
     if site < site_count {
-        let base = site * SITE_PARAMS;
-        let px = sites[base + POSITION];
-        if px < 0.0 {
-            output[site] = input[site * neighbours.input_stride + neighbours.input_offset];
-        } else {
-            let own = raw[site * raw_stride + raw_offset];
-            let py = sites[base + POSITION + 1];
-            if comptime![source == NeighbourSource::List] {
+        let copy = site * neighbours.input_stride + neighbours.input_offset;
+        if comptime![source == NeighbourSource::List] {
+            // The first pass marked the dead sites in the home row: a coalesced load instead
+            // of a gather of the position.
+            if list[K * site_count + site] == DEAD_HOME {
+                output[site] = input[copy];
+            } else {
+                let own = raw[site * raw_stride + raw_offset];
                 output[site] =
                     jacobi_from_list(&*list, input, &neighbours, lambda, site, own, site_count);
+            }
+        } else {
+            let base = site * SITE_PARAMS;
+            let px = sites[base + POSITION];
+            if px < 0.0 {
+                output[site] = input[copy];
+                list[K * site_count + site] = DEAD_HOME;
             } else {
+                let own = raw[site * raw_stride + raw_offset];
+                let py = sites[base + POSITION + 1];
                 let mut copied = false;
                 if comptime![source == NeighbourSource::Kept] {
                     let home = home_cell(px, py, &neighbours) as i32;

@@ -350,6 +350,8 @@ pub(super) fn launch_adam(
         clock_table.into_tensor_arg(),
         tick.into_tensor_arg(),
         clocked,
+        // The replayed step is the in-place one.
+        clock.is_some(),
     ));
     (out_sites, out_state)
 }
