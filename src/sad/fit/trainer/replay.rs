@@ -15,6 +15,7 @@
 //! Graphs are used on CubeCL devices (CUDA and HIP replay them as one dispatch; wgpu re-encodes
 //! the recorded dispatches), not under Burn's fusion, and not when [`REPLAY_ENV`] is `0`.
 
+#[cfg(feature = "cube")]
 use std::sync::OnceLock;
 
 use burn::backend::{Backend, BackendGraph, Dispatch};
@@ -22,9 +23,8 @@ use burn::tensor::{DType, Device, FloatDType, Int, IntDType, Tensor, TensorData}
 use burn_sad_kernels::sad::{ADAM_STATE, CLOCK_COLUMNS, K, SITE_PARAMS};
 
 use super::{TAU_DIFFUSION_PASSES, Trainer};
-use crate::launch::switch;
-use crate::sad::SadBackend;
 use crate::sad::fit::step::NeighbourLists;
+use crate::sad::{Candidates, SadBackend};
 
 /// Set to `0` to run every iteration op by op, never from a recorded graph (for measuring the
 /// difference, or ruling graphs out).
@@ -93,11 +93,18 @@ impl Replayer {
 }
 
 /// Whether recorded iterations can run on `device` in this build.
+#[cfg(feature = "cube")]
 fn available(device: &Device) -> bool {
     static SWITCH: OnceLock<Option<bool>> = OnceLock::new();
     !cfg!(feature = "fusion")
-        && switch(&SWITCH, REPLAY_ENV) != Some(false)
+        && crate::launch::switch(&SWITCH, REPLAY_ENV) != Some(false)
         && crate::device::uses_fused_kernels(device)
+}
+
+/// Without CubeCL there are no kernels to record.
+#[cfg(not(feature = "cube"))]
+fn available(_device: &Device) -> bool {
+    false
 }
 
 impl Trainer {
@@ -133,17 +140,9 @@ impl Trainer {
             return false;
         };
         if !*loaded {
-            let lists = self
-                .tau_lists
-                .as_ref()
-                .expect("steady iterations keep their lists");
-            replay.load(
-                (&self.sites, &self.state, &lists.0, &self.candidates.ids()),
-                it,
-            );
+            let live = (&mut self.sites, &mut self.state, &mut self.tau_lists);
+            replay.adopt(live, &self.candidates, it);
             *loaded = true;
-            (self.sites, self.state) = (replay.sites.clone(), replay.state.clone());
-            self.tau_lists = Some(NeighbourLists(replay.lists.clone()));
         }
         let device = self.sites.device();
         // SAFETY: every buffer the recording touched is alive (the replay owns its buffers and
@@ -178,16 +177,8 @@ impl Trainer {
             tick: Tensor::zeros([1], words),
             graph: None,
         };
-        let lists = self
-            .tau_lists
-            .as_ref()
-            .expect("steady iterations keep their lists");
-        replay.load(
-            (&self.sites, &self.state, &lists.0, &self.candidates.ids()),
-            it,
-        );
-        (self.sites, self.state) = (replay.sites.clone(), replay.state.clone());
-        self.tau_lists = Some(NeighbourLists(replay.lists.clone()));
+        let live = (&mut self.sites, &mut self.state, &mut self.tau_lists);
+        replay.adopt(live, &self.candidates, it);
         // The warm-up run: iteration `it`.
         replay.step(self);
         if <Dispatch as Backend>::graph_start_capture(dispatch).is_err() {
@@ -213,6 +204,17 @@ impl Trainer {
 }
 
 impl Replay {
+    /// Loads the trainer's `live` sites, state and lists and its `candidates` (see
+    /// [`Replay::load`]) and hands it the replay's buffers in their place, to work on from
+    /// now on.
+    fn adopt(&self, live: LiveState<'_>, candidates: &Candidates, it: usize) {
+        let (sites, state, lists) = live;
+        let kept = lists.as_ref().expect("steady iterations keep their lists");
+        self.load((sites, state, &kept.0, &candidates.ids()), it);
+        (*sites, *state) = (self.sites.clone(), self.state.clone());
+        *lists = Some(NeighbourLists(self.lists.clone()));
+    }
+
     /// Copies `(sites, state, lists, candidates)` into the replay's buffers and sets the clock
     /// to iteration `it`, in one launch.
     fn load(&self, (sites, state, lists, candidates): TrainingState, it: usize) {
@@ -280,6 +282,13 @@ fn contiguous_f32(dims: [usize; 2], device: &Device) -> Tensor<2> {
 fn contiguous_i32(dims: [usize; 2], device: &Device) -> Tensor<2, Int> {
     Tensor::<1, Int>::empty([dims[0] * dims[1]], (device, DType::I32)).reshape(dims)
 }
+
+/// The trainer's sites, state and neighbour lists, which a replay takes over.
+type LiveState<'a> = (
+    &'a mut Tensor<2>,
+    &'a mut Tensor<2>,
+    &'a mut Option<NeighbourLists>,
+);
 
 type TrainingState<'a> = (
     &'a Tensor<2>,
