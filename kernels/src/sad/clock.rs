@@ -65,30 +65,25 @@ pub fn copy_state_kernel(
     iteration: u32,
     #[comptime] with_candidates: bool,
 ) {
-    let units = CUBE_COUNT * CUBE_DIM as usize;
-    let mut word = ABSOLUTE_POS;
-    while word < sites.len() {
-        sites_out[word] = sites[word];
-        word += units;
-    }
-    word = ABSOLUTE_POS;
-    while word < state.len() {
-        state_out[word] = state[word];
-        word += units;
-    }
-    word = ABSOLUTE_POS;
-    while word < lists.len() {
-        lists_out[word] = lists[word];
-        word += units;
-    }
+    copy_words(sites, sites_out);
+    copy_words(state, state_out);
+    copy_words(lists, lists_out);
     if comptime![with_candidates] {
-        word = ABSOLUTE_POS;
-        while word < candidates.len() {
-            candidates_out[word] = candidates[word];
-            word += units;
-        }
+        copy_words(candidates, candidates_out);
         if ABSOLUTE_POS == 0 {
             tick[0] = iteration;
         }
+    }
+}
+
+/// `target[w] = source[w]` for this unit's words: its own index, then every `units`-th one
+/// after it (a grid stride over the whole launch).
+#[cube]
+fn copy_words(source: &Tensor<u32>, target: &mut Tensor<u32>) {
+    let units = CUBE_COUNT * CUBE_DIM as usize;
+    let mut word = ABSOLUTE_POS;
+    while word < source.len() {
+        target[word] = source[word];
+        word += units;
     }
 }

@@ -17,7 +17,6 @@ use crate::sad::RenderGeometry;
 
 /// One iteration of the summed squared error in place (see `SadBackend::sad_step_in_place`):
 /// the gradient pass, [`diffuse_and_step_in_place`], then the clock's advance.
-#[allow(clippy::too_many_arguments)]
 pub(super) fn step_in_place(
     (sites, state, lists): (&CubeTensor, &CubeTensor, &CubeTensor),
     candidates: CubeTensor,
@@ -165,7 +164,7 @@ impl Clock {
 /// `passes` ≥ 2 Jacobi passes from the `lists` of the step before, rewritten in place, the last
 /// one inside the Adam kernel, which steps `sites` and `state` in place. Returns nothing new:
 /// the three buffers hold the result.
-pub(super) fn diffuse_and_step_in_place(
+fn diffuse_and_step_in_place(
     (sites, state, lists): (&CubeTensor, &CubeTensor, &CubeTensor),
     candidates: CubeTensor,
     grads: CubeTensor,

@@ -4,7 +4,7 @@
 //!
 //! An iteration is steady when nothing but the gradient pass, tau diffusion over the kept
 //! neighbour lists and Adam runs: no candidate update, densify or prune, the squared-error loss
-//! only (see [`Trainer::replays_next`]). Its kernels then run in place on buffers the
+//! only (see `Trainer::replays`). Its kernels then run in place on buffers the
 //! [`Replay`] owns, reading λ and Adam's bias corrections from a clock table on the device
 //! whose tick the iteration advances (see `SadBackend::sad_step_in_place`), so the recording
 //! stays valid from one iteration to the next. A run of steady iterations (between two
@@ -165,7 +165,8 @@ impl Trainer {
         if <Dispatch as Backend>::graph_prepare(dispatch).is_err() {
             return (Replayer::Off, false);
         }
-        let capacity = self.schedule.capacity;
+        // The buffers take the sizes of the state they load.
+        let capacity = self.sites.dims()[0];
         let words = (&device, DType::I32);
         let cells = self.candidates.ids().dims()[0];
         let mut replay = Replay {
@@ -243,6 +244,8 @@ impl Replay {
             trainer.target_tensor.clone().into_dispatch(),
             self.clock.clone().into_dispatch(),
             self.tick.clone().into_dispatch(),
+            // Its learning rates, decays and clamps; λ and the bias corrections come from the
+            // clock, so the recording holds for every iteration.
             trainer.adam_parameters(1),
             trainer.geometry,
             TAU_DIFFUSION_PASSES,
