@@ -143,7 +143,7 @@ fn main() {
         let build = time_ms(&device, args.iters.div_ceil(4).max(2), || {
             let ready = RenderReadySites::new(sites.clone());
             let candidates =
-                Candidates::flood_and_propagate(&sites, geometry, &hilbert, 16, options, |_| {
+                Candidates::flood_and_propagate(&ready, geometry, &hilbert, 16, options, |_| {
                     Ok::<(), std::convert::Infallible>(())
                 });
             built = candidates.ok().map(|candidates| (ready, candidates));

@@ -7,10 +7,10 @@ mod common;
 use burn::tensor::{Int, Tensor};
 use burn_sad::sad::{
     Candidates, HilbertOrder, PropagationOptions, RenderGeometry, SiteTable, exact_candidates,
-    f16_bits, f16_to_f32, pack_sites_reference, ranking_view,
+    f16_bits, f16_to_f32, jump_flood_reference, pack_sites_reference, ranking_view,
 };
 use burn_sad::ssim::uses_fused_kernels;
-use burn_sad_kernels::sad::{PACKED_WORDS, RANK_SQUEEZE, RANK_STRETCH, RANK_TAU};
+use burn_sad_kernels::sad::{K, PACKED_WORDS, RANK_SQUEEZE, RANK_STRETCH, RANK_TAU};
 use common::{device, random_sites};
 
 fn geometry(table: &SiteTable) -> RenderGeometry {
@@ -68,6 +68,52 @@ fn propagation_finds_the_true_top_8() {
     }
     let fraction = exact_fraction(&candidates, &table);
     assert!(fraction >= 0.98, "random + 24 passes: {fraction}");
+}
+
+/// The jump flood against its host reference, on a grid of an even number of steps (45×30: 6)
+/// and of an odd one (67×45: 7, where the last step writes both halves), from sites in distinct
+/// cells (where sites share a cell, the device keeps any one of them).
+#[test]
+fn the_flood_matches_its_host_reference() {
+    let device = device();
+    if !uses_fused_kernels(&device) {
+        return; // Without CubeCL kernels the flood gives the exact lists.
+    }
+    for (width, height, steps) in [(45usize, 30usize, 6u32), (67, 45, 7)] {
+        let mut table = random_sites(160, 12, width, height, steps as u64);
+        let mut taken = std::collections::HashSet::new();
+        for site in &mut table.sites {
+            if site[0] >= 0.0 && !taken.insert((site[0] as usize, site[1] as usize)) {
+                (site[0], site[1]) = (-1.0, -1.0);
+            }
+        }
+        let geometry = geometry(&table);
+        assert_eq!(
+            geometry.cand_w().next_power_of_two().trailing_zeros(),
+            steps
+        );
+        let sites = table.to_tensor(table.sites.len(), &device);
+        let got = values_int(Candidates::flood(&sites, geometry).ids());
+        let want = jump_flood_reference(&table.sites, geometry);
+        let cells = geometry.cells();
+        assert_eq!(got.len(), cells * K);
+        // Near ties may rank either way under the device's exp and square root.
+        let matching = (0..cells)
+            .filter(|c| got[c * K..(c + 1) * K] == want[c * K..(c + 1) * K])
+            .count();
+        assert!(
+            matching as f64 >= 0.98 * cells as f64,
+            "{width}×{height}: {matching} of {cells} cells as the host's flood"
+        );
+        if steps % 2 == 1 {
+            let mirrored =
+                (0..cells).all(|c| got[c * K..c * K + K / 2] == got[c * K + K / 2..(c + 1) * K]);
+            assert!(
+                mirrored,
+                "{width}×{height}: the halves differ after an odd flood"
+            );
+        }
+    }
 }
 
 #[test]

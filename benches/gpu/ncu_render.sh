@@ -4,7 +4,9 @@
 # serialised and timed alone), so the sum of a phase's kernels can be set against the phase's
 # printed time (a phase that prints much more than its kernels' sum waits on the host).
 #
-# Usage: bash benches/gpu/ncu_render.sh [PHOTO BPP]...   (default: chelsea 1 astronaut 16)
+# Usage: bash benches/gpu/ncu_render.sh [PHOTO BPP | FILE_sites.txt]...   (default: chelsea 1
+# astronaut 16). A sites file (e.g. one of render_bench.sh's synthetic sets) is rendered as it is,
+# with no fit and no target.
 set -uo pipefail
 source "$(dirname "$0")/common.sh"
 mkdir -p "$WORK/ncu-render"
@@ -29,7 +31,27 @@ for index in sorted(launches):
 print(f"{sum(us for _, us in launches.values()) / 1e3:.3f} ms in {len(launches)} launches")
 '
 }
-while [ $# -ge 2 ]; do
+# Every launch of both programs rendering `sites` (extra arguments of ours after it).
+time_launches() {
+  local sites=$1 label=$2
+  shift 2
+  echo "== ours: $label, every launch"
+  "$ncu" --csv --metrics gpu__time_duration.sum --cache-control none --clock-control none \
+    "$sad" --device cuda render "$sites" -o "$WORK/ncu-render/r.png" 2>/dev/null | listing | tee -a "$OUT/ncu-render.txt"
+  echo "== reference: $label, every launch"
+  (cd "$build" && CUDA_MODULE_LOADING=EAGER "$ncu" --csv --metrics gpu__time_duration.sum --cache-control none --clock-control none \
+    "$reference" --render "$sites" --out "$WORK/ncu-render/ref.png" 2>/dev/null) | listing | tee -a "$OUT/ncu-render.txt"
+}
+while [ $# -ge 1 ]; do
+  case "$1" in
+    *_sites.txt)
+      sites=$1
+      shift
+      "$sad" --device cuda render "$sites" -o "$WORK/ncu-render/r.png" | tee -a "$OUT/ncu-render.txt"
+      (cd "$build" && CUDA_MODULE_LOADING=EAGER "$reference" --render "$sites" --out "$WORK/ncu-render/ref.png") | grep -E "Candidate" | tee -a "$OUT/ncu-render.txt"
+      time_launches "$sites" "$(basename "$sites")"
+      continue ;;
+  esac
   photo=$1 bpp=$2
   shift 2
   fitted="$WORK/ncu-render/ref-$photo-$bpp"
@@ -37,10 +59,5 @@ while [ $# -ge 2 ]; do
   sites="$fitted/${photo}_sites.txt"
   "$sad" --device cuda render "$sites" -o "$WORK/ncu-render/r.png" --target "$WORK/$photo.png" | tee -a "$OUT/ncu-render.txt"
   (cd "$build" && CUDA_MODULE_LOADING=EAGER "$reference" --render "$sites" --render-target "$WORK/$photo.png") | grep -E "Candidate|PSNR" | tee -a "$OUT/ncu-render.txt"
-  echo "== ours: $photo $bpp bpp, every launch"
-  "$ncu" --csv --metrics gpu__time_duration.sum --cache-control none --clock-control none \
-    "$sad" --device cuda render "$sites" -o "$WORK/ncu-render/r.png" 2>/dev/null | listing | tee -a "$OUT/ncu-render.txt"
-  echo "== reference: $photo $bpp bpp, every launch"
-  (cd "$build" && CUDA_MODULE_LOADING=EAGER "$ncu" --csv --metrics gpu__time_duration.sum --cache-control none --clock-control none \
-    "$reference" --render "$sites" 2>/dev/null) | listing | tee -a "$OUT/ncu-render.txt"
+  time_launches "$sites" "$photo $bpp bpp"
 done

@@ -108,8 +108,8 @@ impl<B: SadBackend, C: CheckpointStrategy> SadBackend for Autodiff<B, C> {
         B::sad_init_candidates(sites.into_primitive(), geometry, seed)
     }
 
-    fn sad_flood_candidates(sites: FloatTensor<Self>, geometry: RenderGeometry) -> IntTensor<Self> {
-        B::sad_flood_candidates(sites.into_primitive(), geometry)
+    fn sad_flood_candidates(records: IntTensor<Self>, geometry: RenderGeometry) -> IntTensor<Self> {
+        B::sad_flood_candidates(records, geometry)
     }
 
     fn sad_pack_sites(sites: FloatTensor<Self>, kind: SiteRecordKind) -> IntTensor<Self> {

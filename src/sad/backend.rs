@@ -128,8 +128,9 @@ pub trait SadBackend: Backend {
         seed: u32,
     ) -> IntTensor<Self>;
 
-    /// The jump-flood pre-pass of render-only mode: seeds, then steps P/2 … 1.
-    fn sad_flood_candidates(sites: FloatTensor<Self>, geometry: RenderGeometry) -> IntTensor<Self>;
+    /// The jump-flood pre-pass of render-only mode from the full records of the sites
+    /// ([`SiteRecordKind::Full`], which the renders read too): seeds, then steps P/2 … 1.
+    fn sad_flood_candidates(records: IntTensor<Self>, geometry: RenderGeometry) -> IntTensor<Self>;
 
     /// The site records of `kind`, `[capacity, kind.words()]` u32.
     fn sad_pack_sites(sites: FloatTensor<Self>, kind: SiteRecordKind) -> IntTensor<Self>;

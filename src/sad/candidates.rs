@@ -6,7 +6,7 @@ use burn_sad_kernels::sad::{K, PACKED_WORDS};
 #[cfg(feature = "cube")]
 use super::PassConfig;
 use super::reference::{exact_candidates, pack_sites_reference};
-use super::{RenderGeometry, SiteTable};
+use super::{RenderGeometry, RenderReadySites, SiteTable};
 #[cfg(feature = "cube")]
 use crate::device::uses_fused_kernels;
 
@@ -167,11 +167,17 @@ impl Candidates {
     /// The render-only initialisation: a jump flood from every site's own cell. Run at least one
     /// propagation pass before rendering. Where CubeCL kernels cannot run, the exact lists.
     pub fn flood(sites: &Tensor<2>, geometry: RenderGeometry) -> Self {
+        Self::flood_ready(&RenderReadySites::new(sites.clone()), geometry)
+    }
+
+    /// [`Candidates::flood`] from sites whose records are packed already (the flood ranks from
+    /// the full records, as the render does).
+    fn flood_ready(sites: &RenderReadySites, geometry: RenderGeometry) -> Self {
         #[cfg(feature = "cube")]
-        if uses_fused_kernels(&sites.device()) {
-            return Self::from_ids(dispatch::flood(sites.clone(), geometry), geometry);
+        if let Some(records) = sites.records() {
+            return Self::from_ids(dispatch::flood(records.clone(), geometry), geometry);
         }
-        Self::exact(sites, geometry)
+        Self::exact(sites.sites(), geometry)
     }
 
     /// The ranking copy of `sites` that propagation ranks from, `[capacity, 8]` u32 words, each
@@ -247,7 +253,8 @@ impl Candidates {
     ) -> Self {
         let table = SiteTable::from_tensor(sites.clone(), geometry.width, geometry.height);
         let hilbert = HilbertOrder::of(&table, geometry.width, geometry.height, &sites.device());
-        let built = Self::flood_and_propagate(sites, geometry, &hilbert, passes, options, |_| {
+        let ready = RenderReadySites::new(sites.clone());
+        let built = Self::flood_and_propagate(&ready, geometry, &hilbert, passes, options, |_| {
             Ok::<(), std::convert::Infallible>(())
         });
         match built {
@@ -255,20 +262,22 @@ impl Candidates {
         }
     }
 
-    /// [`Candidates::for_render`] with the Hilbert order given (the reference builds it outside
-    /// its timed region) and `after_step(done)` called after the flood (`done` = 1) and after
-    /// each pass (2 ..= passes + 1); an error from it stops the build. Where CubeCL kernels
-    /// cannot run, the flood already gives the exact lists, so the passes only count.
+    /// [`Candidates::for_render`] of sites made ready for rendering (the flood reads the records
+    /// the renders read), with the Hilbert order given (the reference builds it outside its
+    /// timed region) and `after_step(done)` called after the flood (`done` = 1) and after each
+    /// pass (2 ..= passes + 1); an error from it stops the build. Where CubeCL kernels cannot
+    /// run, the flood already gives the exact lists, so the passes only count.
     pub fn flood_and_propagate<E>(
-        sites: &Tensor<2>,
+        ready: &RenderReadySites,
         geometry: RenderGeometry,
         hilbert: &HilbertOrder,
         passes: u32,
         options: PropagationOptions,
         mut after_step: impl FnMut(u32) -> Result<(), E>,
     ) -> Result<Self, E> {
-        let mut candidates = Self::flood(sites, geometry);
+        let mut candidates = Self::flood_ready(ready, geometry);
         after_step(1)?;
+        let sites = ready.sites();
         #[cfg(feature = "cube")]
         if uses_fused_kernels(&sites.device()) {
             // The sites do not change between passes: one ranking copy serves them all.
@@ -305,9 +314,9 @@ mod dispatch {
         ))
     }
 
-    pub fn flood(sites: Tensor<2>, geometry: RenderGeometry) -> Tensor<2, Int> {
+    pub fn flood(records: Tensor<2, Int>, geometry: RenderGeometry) -> Tensor<2, Int> {
         Tensor::from_dispatch(<Dispatch as SadBackend>::sad_flood_candidates(
-            sites.into_dispatch(),
+            records.into_dispatch(),
             geometry,
         ))
     }

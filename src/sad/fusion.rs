@@ -124,10 +124,10 @@ impl<B: FusionBackend + SadBackend> SadBackend for Fusion<B> {
         ids
     }
 
-    fn sad_flood_candidates(sites: Lazy<B>, geometry: RenderGeometry) -> Lazy<B> {
+    fn sad_flood_candidates(records: Lazy<B>, geometry: RenderGeometry) -> Lazy<B> {
         let [ids] = queue!(format!("burn_sad::sad_flood_candidates::{geometry:?}");
-            floats [sites], ints [] => [], [ids_shape(geometry)];
-            int(B::sad_flood_candidates(sites, geometry)))
+            floats [], ints [records] => [], [ids_shape(geometry)];
+            int(B::sad_flood_candidates(records, geometry)))
         .ints;
         ids
     }

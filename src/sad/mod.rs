@@ -28,8 +28,8 @@ pub use candidates::{Candidates, HilbertOrder, PropagationOptions, jump_for_pass
 pub use error::{SadError, SitesFileError};
 pub use file::{HEADER, format_g9, parse_sites, read_sites, sites_to_string, write_sites};
 pub use reference::{
-    blend_at, cell_of_pixel, exact_candidates, f16_bits, f16_to_f32, pack_sites_reference,
-    ranking_key, ranking_view, render_reference, site_score,
+    blend_at, cell_of_pixel, exact_candidates, f16_bits, f16_to_f32, jump_flood_reference,
+    pack_sites_reference, ranking_key, ranking_view, render_reference, site_score,
 };
 pub use render::{RenderReadySites, render, render_ready, try_render};
 pub use render_only::{

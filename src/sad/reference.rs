@@ -173,6 +173,79 @@ pub fn exact_candidates(sites: &[[f32; SITE_PARAMS]], geometry: RenderGeometry) 
     lists
 }
 
+/// The jump flood of render-only mode as the kernels run it, on the host: every active site
+/// seeds slot 0 of its cell, then steps P/2 … 1 (P the grid's longer side rounded up to a power
+/// of two) each keep, per cell, the best 4 distinct live sites of the half-lists that the cell
+/// and its 8 neighbours at distance `step` hold in the half read, and write them to the other
+/// half; where the last step wrote the upper half, it is copied over the lower one. `[cells · K]`
+/// ids, −1 for empty entries. Where several active sites share a cell the device keeps any one
+/// of them; this keeps the last.
+pub fn jump_flood_reference(sites: &[[f32; SITE_PARAMS]], geometry: RenderGeometry) -> Vec<i32> {
+    const HALF: usize = K / 2;
+    let (cand_w, cand_h) = (geometry.cand_w(), geometry.cand_h());
+    let downscale = geometry.downscale.max(1);
+    let inv_downscale = 1.0 / downscale as f32;
+    let inv_scale_sq = geometry.inv_scale_sq();
+    let mut lists = vec![-1i32; geometry.cells() * K];
+    for (id, site) in sites.iter().enumerate() {
+        if site[POSITION] >= 0.0 {
+            let cell_x = ((site[POSITION] * inv_downscale) as i32).clamp(0, cand_w as i32 - 1);
+            let cell_y = ((site[POSITION + 1] * inv_downscale) as i32).clamp(0, cand_h as i32 - 1);
+            lists[(cell_y as usize * cand_w + cell_x as usize) * K] = id as i32;
+        }
+    }
+    let mut step = cand_w.max(cand_h).next_power_of_two() / 2;
+    let mut read = 0;
+    while step >= 1 {
+        let before = lists.clone();
+        for cy in 0..cand_h {
+            for cx in 0..cand_w {
+                let qx = (cx * downscale).min(geometry.width - 1) as f32;
+                let qy = (cy * downscale).min(geometry.height - 1) as f32;
+                // Best first; a key goes before the first strictly greater one.
+                let mut best: Vec<(f32, i32)> = Vec::with_capacity(HALF + 1);
+                for sample in 0..9i64 {
+                    let offset = |c: usize, d: i64, len: usize| {
+                        (c as i64 + d * step as i64).clamp(0, len as i64 - 1) as usize
+                    };
+                    let sx = offset(cx, sample % 3 - 1, cand_w);
+                    let sy = offset(cy, sample / 3 - 1, cand_h);
+                    let neighbour = (sy * cand_w + sx) * K + read;
+                    for &id in &before[neighbour..neighbour + HALF] {
+                        if best.iter().any(|&(_, held)| held == id) {
+                            continue;
+                        }
+                        let key = usize::try_from(id)
+                            .ok()
+                            .and_then(|i| sites.get(i))
+                            .and_then(|site| ranking_key(site, qx, qy, inv_scale_sq));
+                        if let Some(key) = key {
+                            let at = best
+                                .iter()
+                                .position(|&(k, _)| key < k)
+                                .unwrap_or(best.len());
+                            best.insert(at, (key, id));
+                            best.truncate(HALF);
+                        }
+                    }
+                }
+                let write = (cy * cand_w + cx) * K + HALF - read;
+                for (i, slot) in lists[write..write + HALF].iter_mut().enumerate() {
+                    *slot = best.get(i).map_or(-1, |&(_, id)| id);
+                }
+            }
+        }
+        read = HALF - read;
+        step /= 2;
+    }
+    if read == HALF {
+        for cell in lists.chunks_exact_mut(K) {
+            cell.copy_within(HALF..K, 0);
+        }
+    }
+    lists
+}
+
 /// The f16 nearest to `value` (ties to even), as its bits: what the packing kernel stores.
 pub fn f16_bits(value: f32) -> u16 {
     let bits = value.to_bits();

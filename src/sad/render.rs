@@ -59,6 +59,17 @@ impl RenderReadySites {
         let records = None;
         Self { sites, records }
     }
+
+    /// The sites, `[capacity, 10]`.
+    pub fn sites(&self) -> &Tensor<2> {
+        &self.sites
+    }
+
+    /// The full site records (`[capacity, RECORD_WORDS]` u32) where CubeCL kernels run.
+    #[cfg(feature = "cube")]
+    pub(crate) fn records(&self) -> Option<&Tensor<2, Int>> {
+        self.records.as_ref()
+    }
 }
 
 /// [`render`] of sites packed by [`RenderReadySites::new`]: the same image, one launch.

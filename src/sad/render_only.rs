@@ -145,15 +145,16 @@ pub fn render_sites_with_progress(
     // A first, untimed build and render launches every kernel once: the reference's times are
     // of loaded modules, and ours should not include just-in-time compilation either.
     let start = Instant::now();
+    let warm_ready = RenderReadySites::new(sites.clone());
     let warm = Candidates::flood_and_propagate(
-        &sites,
+        &warm_ready,
         geometry,
         &hilbert,
         options.passes.min(1),
         options.propagation,
         &mut |_| Ok(()),
     )?;
-    drop(render_ready(&RenderReadySites::new(sites.clone()), &warm));
+    drop(render_ready(&warm_ready, &warm));
     sync()?;
     let warm_up_ms = start.elapsed().as_secs_f64() * 1e3;
     // Wall time between synchronisations: what a caller waits for. It holds the host's launching
@@ -163,7 +164,7 @@ pub fn render_sites_with_progress(
     let start = Instant::now();
     let ready = RenderReadySites::new(sites.clone());
     let candidates = Candidates::flood_and_propagate(
-        &sites,
+        &ready,
         geometry,
         &hilbert,
         options.passes,

@@ -7,8 +7,8 @@
 use cubecl::prelude::*;
 
 use super::ranked::{Ranked, empty_ranked, offer};
-use super::record::{PACKED_WORDS, RECORD_WORDS};
-use super::{EMPTY, K, POSITION, SITE_PARAMS};
+use super::record::{PACKED_WORDS, RANK_X, RECORD_WORDS};
+use super::{EMPTY, K};
 
 /// Marsaglia's xorshift32 step.
 #[cube]
@@ -47,39 +47,45 @@ pub fn init_candidates_kernel(
     }
 }
 
-/// Writes every active site into slot 0 of the cell under its position. When several sites
-/// share a cell, one of them wins (as in the reference, which races too).
+/// Writes every active site into slot 0 of the cell under its position, read from its full
+/// record (`records`, `[capacity, RECORD_WORDS]`, see
+/// [`pack_sites_kernel`](crate::sad::pack_sites_kernel())). When several sites share a cell,
+/// one of them wins (as in the reference, which races too).
 ///
 /// Launch with one unit per site slot, 1D.
 #[cube(launch, launch_unchecked)]
-pub fn seed_candidates_kernel<F: Float>(
-    sites: &Tensor<F>,
+pub fn seed_candidates_kernel(
+    records: &Tensor<u32>,
     candidates: &mut Tensor<i32>,
     cand_w: usize,
     cand_h: usize,
     site_count: usize,
     inv_downscale: f32,
-    #[define(F)] _dtype: ElemType,
 ) {
     let site = ABSOLUTE_POS;
     if site >= site_count {
         terminate!();
     }
-    let px = sites[site * SITE_PARAMS + POSITION];
-    let py = sites[site * SITE_PARAMS + POSITION + 1];
-    if px >= F::new(0.0) {
-        let scale = F::cast_from(inv_downscale);
-        let cx = i32::clamp(i32::cast_from(px * scale), 0, cand_w as i32 - 1) as usize;
-        let cy = i32::clamp(i32::cast_from(py * scale), 0, cand_h as i32 - 1) as usize;
+    let px = f32::reinterpret(records[site * RECORD_WORDS + RANK_X]);
+    let py = f32::reinterpret(records[site * RECORD_WORDS + RANK_X + 1]);
+    // Inactive sites' records hold x = −1.
+    if px >= 0.0 {
+        let cx = i32::clamp(i32::cast_from(px * inv_downscale), 0, cand_w as i32 - 1) as usize;
+        let cy = i32::clamp(i32::cast_from(py * inv_downscale), 0, cand_h as i32 - 1) as usize;
         candidates[(cy * cand_w + cx) * K] = site as i32;
     }
 }
 
 /// One jump-flood step: each cell keeps the best 4 of the lists held in half `read_half` (slots
-/// `4·read_half .. 4·read_half + 4`) by itself and its 8 neighbours at distance `step`, and
-/// writes them to the other half. Ranked from `records`, the full (exact) site records (see
-/// [`pack_sites_kernel`](crate::sad::pack_sites_kernel())), as the reference floods from its f32
-/// sites.
+/// `4·read_half .. 4·read_half + 4`) of `candidates` by itself and its 8 neighbours at distance
+/// `step`, and writes them to the other half. Ranked from `records`, the full (exact) site
+/// records (see [`pack_sites_kernel`](crate::sad::pack_sites_kernel())), as the reference floods
+/// from its f32 sites.
+///
+/// With `mirror` (the last step, where it writes the upper half) the best 4 go to both halves
+/// of `output` instead, as the reference copies the upper half over the lower one after its
+/// last step: no copy launch. `candidates` is then only read (neighbours still read its lower
+/// half, so the step cannot write there); without `mirror`, `output` is not touched.
 ///
 /// Launch with one unit per cell, 2D.
 #[cube(launch, launch_unchecked)]
@@ -87,6 +93,7 @@ pub fn seed_candidates_kernel<F: Float>(
 pub fn jfa_flood_kernel<F: Float, N: Size>(
     records: &Tensor<Vector<u32, N>>,
     candidates: &mut Tensor<i32>,
+    output: &mut Tensor<i32>,
     cand_w: usize,
     cand_h: usize,
     width: usize,
@@ -96,6 +103,7 @@ pub fn jfa_flood_kernel<F: Float, N: Size>(
     step: u32,
     read_half: u32,
     inv_scale_sq: f32,
+    #[comptime] mirror: bool,
     #[define(F)] _dtype: ElemType,
 ) {
     let cx = CUBE_POS_X as usize * CUBE_DIM_X as usize + UNIT_POS_X as usize;
@@ -129,10 +137,15 @@ pub fn jfa_flood_kernel<F: Float, N: Size>(
         }
         sample += 1;
     }
-    let write = (cy * cand_w + cx) * K + 4 - read;
+    let cell = cy * cand_w + cx;
     #[unroll]
     for i in 0..4 {
-        candidates[write + i] = list.ids[i];
+        if comptime![mirror] {
+            output[cell * K + i] = list.ids[i];
+            output[cell * K + 4 + i] = list.ids[i];
+        } else {
+            candidates[cell * K + 4 - read + i] = list.ids[i];
+        }
     }
 }
 

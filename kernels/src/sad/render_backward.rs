@@ -52,6 +52,11 @@ impl BackwardOutputs {
 /// (see `accumulate_plane`). Every unit reaches every barrier and every plane operation: pixels
 /// outside the image only contribute nothing.
 ///
+/// `_min_cubes_per_sm` is the occupancy the launch asked the compiler for (CUDA: cubes per
+/// multiprocessor, see the workspace's `vendor/cubecl-llvm/PATCH.md`; 0 for none). The kernel
+/// does not read it: it is a compile-time argument so that kernels compiled with and without
+/// the hint have different keys in the kernel cache.
+///
 /// Launch with `(TILE, TILE)` cubes over the image.
 #[cube(launch, launch_unchecked)]
 #[allow(clippy::too_many_arguments)]
@@ -69,6 +74,7 @@ pub fn render_backward_kernel<F: Float, N: Size>(
     #[comptime] outputs: BackwardOutputs,
     #[comptime] native_atomics: bool,
     #[comptime] plane_sums: bool,
+    #[comptime] _min_cubes_per_sm: u32,
     #[define(F)] _dtype: ElemType,
 ) {
     let columns = comptime![outputs.columns()];

@@ -2,16 +2,16 @@
 
 use std::sync::OnceLock;
 
-use burn::backend::{cubecl::dtype_to_storage_type, ops::IntTensorOps};
+use burn::backend::cubecl::dtype_to_storage_type;
 use burn::tensor::{DType, Shape};
-use burn_cubecl::{CubeBackend, kernel::into_contiguous, tensor::CubeTensor};
+use burn_cubecl::{kernel::into_contiguous, tensor::CubeTensor};
 use burn_sad_kernels::sad::{
     K, PACK_CUBE, PACKED_WORDS, RECORD_WORDS, SITE_PARAMS, candidate_pass_kernel,
     init_candidates_kernel, jfa_flood_kernel, pack_sites_kernel, seed_candidates_kernel,
 };
 use cubecl::{CubeCount, CubeDim};
 
-use super::{capacity, cell_grid, empty_ids, expect_sites_and_lists, ids, unfilled_ids};
+use super::{capacity, cell_grid, empty_i32, empty_ids, expect_sites_and_lists, ids, unfilled_ids};
 use crate::launch::{
     empty_contiguous, expect_dims, expect_len_at_least, expect_rows_of, launch_kernel, switch,
 };
@@ -26,6 +26,7 @@ pub(super) fn init_candidates(
     let candidates = unfilled_ids(&sites, geometry);
     expect_sites_and_lists("sad_init_candidates", &sites, &candidates, geometry);
     let (count, dim) = cell_grid(geometry);
+    let records = site_records(&sites);
     launch_kernel!(init_candidates_kernel(
         &sites.client,
         count,
@@ -36,54 +37,62 @@ pub(super) fn init_candidates(
         capacity(&sites) as u32,
         seed,
     ));
-    seed_sites(&sites, &candidates, geometry);
+    seed_sites(&records, &candidates, geometry);
     candidates
 }
 
-pub(super) fn flood_candidates(sites: CubeTensor, geometry: RenderGeometry) -> CubeTensor {
-    let sites = into_contiguous(sites);
-    let candidates = empty_ids(&sites, geometry);
-    expect_sites_and_lists("sad_flood_candidates", &sites, &candidates, geometry);
-    seed_sites(&sites, &candidates, geometry);
-    // The flood ranks by exact keys, as the reference's f32 flood does.
-    let records = site_records(&sites);
+/// The jump flood from the full records `records` (`[capacity, RECORD_WORDS]` u32): seeds, then
+/// steps P/2 … 1 in place; where the last step writes the upper half, it writes both halves of
+/// a new tensor instead (the reference copies the upper half over the lower one).
+pub(super) fn flood_candidates(records: CubeTensor, geometry: RenderGeometry) -> CubeTensor {
+    let op = "sad_flood_candidates";
+    let records = into_contiguous(records);
+    let sites = expect_rows_of(op, "the site records", &records, RECORD_WORDS);
+    let mut candidates = empty_ids(&records, geometry);
+    expect_dims(
+        op,
+        "the candidate lists",
+        &candidates,
+        &[geometry.cells(), K],
+    );
+    seed_sites(&records, &candidates, geometry);
     let (count, dim) = cell_grid(geometry);
     let top = geometry.cand_w().max(geometry.cand_h()).next_power_of_two() as u32;
     let mut step = top / 2;
     let mut read_half = 0u32;
     while step >= 1 {
+        // The flood ranks by exact keys, as the reference's f32 flood does.
+        let mirror = step == 1 && read_half == 0;
+        let output = if mirror {
+            unfilled_ids(&records, geometry)
+        } else {
+            empty_i32(&records, Shape::new([1]))
+        };
         launch_kernel!(jfa_flood_kernel(
-            &sites.client,
+            &records.client,
             count.clone(),
             dim,
             record_vector_size(),
             records.clone().into_tensor_arg(),
             candidates.clone().into_tensor_arg(),
+            output.clone().into_tensor_arg(),
             geometry.cand_w(),
             geometry.cand_h(),
             geometry.width,
             geometry.height,
             geometry.downscale.max(1),
-            capacity(&sites),
+            sites,
             step,
             read_half,
             geometry.inv_scale_sq(),
-            dtype_to_storage_type(sites.dtype),
+            mirror,
+            dtype_to_storage_type(DType::F32),
         ));
+        if mirror {
+            candidates = output;
+        }
         read_half ^= 1;
         step /= 2;
-    }
-    if read_half == 1 {
-        // The result sits in slots 4..8; the reference copies it over slots 0..4 and keeps
-        // the copy in 4..8 as well.
-        let upper = CubeBackend::int_slice(
-            candidates.clone(),
-            &[
-                burn::tensor::Slice::new(0, None, 1),
-                burn::tensor::Slice::new(4, Some(8), 1),
-            ],
-        );
-        return CubeBackend::int_cat(vec![upper.clone(), upper], 1);
     }
     candidates
 }
@@ -207,19 +216,18 @@ pub(super) fn record_vector_size() -> usize {
     }
 }
 
-/// Writes every active site into slot 0 of its cell.
-fn seed_sites(sites: &CubeTensor, candidates: &CubeTensor, geometry: RenderGeometry) {
-    let count = capacity(sites);
+/// Writes every active site into slot 0 of its cell, from the full records `records`.
+fn seed_sites(records: &CubeTensor, candidates: &CubeTensor, geometry: RenderGeometry) {
+    let count = capacity(records);
     launch_kernel!(seed_candidates_kernel(
-        &sites.client,
-        CubeCount::Static((count as u32).div_ceil(256), 1, 1),
+        &records.client,
+        CubeCount::Static((count as u32).div_ceil(256).max(1), 1, 1),
         CubeDim::new_1d(256),
-        sites.clone().into_tensor_arg(),
+        records.clone().into_tensor_arg(),
         candidates.clone().into_tensor_arg(),
         geometry.cand_w(),
         geometry.cand_h(),
         count,
         1.0 / geometry.downscale.max(1) as f32,
-        dtype_to_storage_type(sites.dtype),
     ));
 }

@@ -3,6 +3,7 @@
 //! the device-side prune in `prune`, a replayed iteration's in `replay`.
 
 mod candidates;
+mod occupancy;
 mod prune;
 mod render;
 mod replay;
@@ -36,6 +37,11 @@ fn image_grid(geometry: RenderGeometry) -> (CubeCount, CubeDim) {
         ),
         CubeDim::new_2d(TILE as u32, TILE as u32),
     )
+}
+
+/// How many cubes [`image_grid`] launches.
+fn image_grid_cubes(geometry: RenderGeometry) -> u32 {
+    (geometry.width.div_ceil(TILE) * geometry.height.div_ceil(TILE)) as u32
 }
 
 fn cell_grid(geometry: RenderGeometry) -> (CubeCount, CubeDim) {
@@ -194,8 +200,8 @@ impl SadBackend for CubeBackend {
         candidates::init_candidates(sites, geometry, seed)
     }
 
-    fn sad_flood_candidates(sites: CubeTensor, geometry: RenderGeometry) -> CubeTensor {
-        candidates::flood_candidates(sites, geometry)
+    fn sad_flood_candidates(records: CubeTensor, geometry: RenderGeometry) -> CubeTensor {
+        candidates::flood_candidates(records, geometry)
     }
 
     fn sad_pack_sites(sites: CubeTensor, kind: SiteRecordKind) -> CubeTensor {

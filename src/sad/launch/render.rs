@@ -6,8 +6,8 @@ use burn_cubecl::{kernel::into_contiguous, tensor::CubeTensor};
 use burn_sad_kernels::sad::{BackwardOutputs, render_backward_kernel, render_kernel};
 
 use super::{
-    candidates, capacity, empty_f32, expect_sites_and_lists, ids, image_grid,
-    native_shared_atomics, plane_sums,
+    candidates, capacity, empty_f32, expect_sites_and_lists, ids, image_grid, image_grid_cubes,
+    native_shared_atomics, occupancy, plane_sums,
 };
 use crate::launch::{expect_dims, launch_kernel};
 use crate::sad::RenderGeometry;
@@ -62,6 +62,7 @@ pub(super) fn backward(
     );
     let (records, grads) = candidates::site_records_and_zeros(&sites, outputs.columns());
     let (count, dim) = image_grid(geometry);
+    let cubes_per_sm = occupancy::backward_cubes_per_sm(&sites, image_grid_cubes(geometry));
     launch_kernel!(render_backward_kernel(
         &sites.client,
         count,
@@ -80,6 +81,7 @@ pub(super) fn backward(
         outputs,
         native_shared_atomics(&sites),
         plane_sums(&sites),
+        cubes_per_sm,
         dtype_to_storage_type(sites.dtype),
     ));
     grads

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# On the GPU machine, after benches/gpu/run.sh: the reference, ours, and ours with one
+# environment switch set (e.g. BURN_SAD_REPLAY=0: every iteration op by op;
+# BURN_SAD_BACKWARD_CUBES=0: the backward without its occupancy hint), one after another, RUNS
+# times per photo and bits per pixel: loop times, ratios to the reference, and PSNR. The switched
+# runs keep their own kernel cache, so kernels compiled under one setting never serve the other.
+#
+# Usage: [RUNS=3] bash benches/gpu/env_ab.sh NAME=VALUE [PHOTO:BPP]...
+#   (default photos: chelsea:16 coffee:16 motorcycle:16 chelsea:1)
+set -euo pipefail
+source "$(dirname "$0")/common.sh"
+switch=$1
+shift
+[ $# -gt 0 ] || set -- chelsea:16 coffee:16 motorcycle:16 chelsea:1
+field() { grep -o "$1: [0-9.]*" | head -1 | grep -o "[0-9.]*$"; }
+# The last PSNR a fit prints (the reference's at its last logged iteration, ours final).
+psnr() { grep -o "PSNR: [0-9.]* dB" | tail -1 | grep -o "[0-9][0-9.]*" || echo "?"; }
+for run_of in "$@"; do
+  photo=${run_of%%:*}
+  bpp=${run_of##*:}
+  for run in $(seq "${RUNS:-3}"); do
+    ref=$(cd "$build" && CUDA_MODULE_LOADING=EAGER backends/cuda/bin/sad_cuda "$WORK/$photo.png" \
+      --target-bpp "$bpp" --iters 4000 --log-freq 1000 --out-dir "$WORK/ab-ref")
+    ours=$("$sad" --device cuda fit "$WORK/$photo.png" --target-bpp "$bpp" --iters 4000 \
+      --log-freq 1000 --out-dir "$WORK/ab-ours")
+    switched=$(env "$switch" XDG_CACHE_HOME="$WORK/cache-$switch" "$sad" --device cuda fit \
+      "$WORK/$photo.png" --target-bpp "$bpp" --iters 4000 --log-freq 1000 --out-dir "$WORK/ab-switched")
+    t_ref=$(echo "$ref" | field "Training time") t_ours=$(echo "$ours" | field "Training time")
+    t_sw=$(echo "$switched" | field "Training time")
+    p_ref=$(echo "$ref" | psnr)
+    p_ours=$(echo "$ours" | psnr)
+    p_sw=$(echo "$switched" | psnr)
+    python3 -c "print(f'$photo $bpp bpp run $run: reference $t_ref s ($p_ref dB), ours $t_ours s ({$t_ours / $t_ref:.2f}, $p_ours dB), $switch $t_sw s ({$t_sw / $t_ref:.2f}, $p_sw dB)')"
+  done
+done

@@ -1,0 +1,90 @@
+//! The backward kernel's occupancy on CUDA.
+//!
+//! At 60 registers per unit, the backward fits 4 cubes of 256 units on an H200 multiprocessor,
+//! and the tiles of a photo under a megapixel make 1–3 waves of cubes, the last one partly
+//! full: a 451×300 image's 551 tiles ran as a full wave of 528 cubes and a tail of 23. Asking
+//! the compiler for more cubes per multiprocessor (`.minnctapersm`, through the patched
+//! cubecl-llvm in `vendor/`) caps the registers (5 cubes: 48, 6: 40) and can save that wave,
+//! but each cube then runs slower (fewer registers, some spilled), so it pays only where it
+//! removes a wave, or where there are many waves and the extra warps hide latency. Measured on
+//! the H200 with Nsight Compute (µs per launch, 16 bpp fits): 451×300 about 107 → 93 at 5 cubes;
+//! 600×400 (950 tiles) 148, 159, 171 at 4, 5, 6 cubes; 741×500 (1 504 tiles) 204, 206, 191;
+//! 1920×1080 and 3840×2160 loops 8–10 % shorter at 5 cubes.
+
+use burn_cubecl::tensor::CubeTensor;
+
+/// Cubes per multiprocessor the backward asks for on CUDA: a number forces it (`0` asks for
+/// nothing: the compiler picks the registers, 4 cubes), unset or `auto` picks by the grid (see
+/// [`backward_cubes_per_sm`]), for measuring each.
+#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+pub const BACKWARD_CUBES_ENV: &str = "BURN_SAD_BACKWARD_CUBES";
+
+/// Cubes of 256 units per multiprocessor that the backward gets without a hint (60 registers).
+#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+const UNHINTED_CUBES: u32 = 4;
+
+/// Waves (at [`UNHINTED_CUBES`]) from which the backward asks for 5 cubes whatever the tail.
+#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+const MANY_WAVES: u32 = 8;
+
+/// The cubes per multiprocessor the backward kernel is compiled for on `tensor`'s runtime, for
+/// a launch of `grid_cubes` cubes: 0 (no hint) off CUDA. On CUDA, [`BACKWARD_CUBES_ENV`], or:
+/// 5 where the grid makes [`MANY_WAVES`] waves or more, else the fewest of 4, 5 and 6 cubes
+/// that gives the fewest waves (0 for 4). Decided once per process, by its first launch (the
+/// compiler's hint is global, and the launch passes the value as a compile-time argument so the
+/// kernel cache keeps kernels of different hints apart): `sad fit` fits one image a process.
+pub(super) fn backward_cubes_per_sm(tensor: &CubeTensor, grid_cubes: u32) -> u32 {
+    #[cfg(feature = "cuda")]
+    if tensor.client.name() == "cuda" {
+        use std::sync::OnceLock;
+        static CUBES: OnceLock<u32> = OnceLock::new();
+        return *CUBES.get_or_init(|| {
+            let forced = std::env::var(BACKWARD_CUBES_ENV)
+                .ok()
+                .and_then(|value| value.trim().parse::<u32>().ok());
+            let multiprocessors = tensor
+                .client
+                .properties()
+                .hardware
+                .num_streaming_multiprocessors;
+            let cubes = match (forced, multiprocessors) {
+                (Some(cubes), _) => cubes.min(32),
+                (None, Some(multiprocessors)) => by_waves(grid_cubes, multiprocessors),
+                (None, None) => 0,
+            };
+            cubecl_llvm::nvptx::occupancy::set_min_cubes_per_sm("render_backward_kernel", cubes);
+            cubes
+        });
+    }
+    let _ = (tensor, grid_cubes);
+    0
+}
+
+/// The policy of [`backward_cubes_per_sm`] for `grid_cubes` cubes on `multiprocessors`.
+#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+fn by_waves(grid_cubes: u32, multiprocessors: u32) -> u32 {
+    let waves = |cubes: u32| grid_cubes.div_ceil(multiprocessors.max(1) * cubes);
+    if waves(UNHINTED_CUBES) >= MANY_WAVES {
+        return 5;
+    }
+    let best = [UNHINTED_CUBES, 5, 6]
+        .into_iter()
+        .min_by_key(|&cubes| (waves(cubes), cubes))
+        .unwrap_or(UNHINTED_CUBES);
+    if best == UNHINTED_CUBES { 0 } else { best }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::by_waves;
+
+    #[test]
+    fn picks_the_hint_that_saves_a_wave() {
+        // H200: 132 multiprocessors. 451×300, 600×400, 512², 741×500, 1920×1080 tiles.
+        assert_eq!(by_waves(551, 132), 5);
+        assert_eq!(by_waves(950, 132), 0);
+        assert_eq!(by_waves(1024, 132), 0);
+        assert_eq!(by_waves(1504, 132), 6);
+        assert_eq!(by_waves(8160, 132), 5);
+    }
+}
