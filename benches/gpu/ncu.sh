@@ -15,12 +15,7 @@ while [ $# -ge 4 ]; do
   photo=$1 bpp=$2 skip=$3 count=$4
   shift 4
   for who in ${WHO:-ours ref}; do
-    if [ "$who" = ours ]; then
-      command=("$sad" --device cuda fit "$WORK/$photo.png" --target-bpp "$bpp" --iters 4000 --out-dir "$WORK/ncu/out")
-      "${command[@]}" >/dev/null 2>&1 # fills the kernel cache
-    else
-      command=("$reference" "$WORK/$photo.png" --target-bpp "$bpp" --iters 4000 --out-dir "$WORK/ncu/ref-out")
-    fi
+    fit_command "$who" "$photo" "$bpp" "$WORK/ncu"
     echo "== $who: $photo $bpp bpp, launches $skip..$((skip + count))"
     (cd /tmp/sad-reference && CUDA_MODULE_LOADING=EAGER timeout 200 "$ncu" --csv --metrics gpu__time_duration.sum,launch__registers_per_thread --cache-control none --clock-control none \
       --launch-skip "$skip" --launch-count "$count" "${command[@]}" 2>/dev/null) | python3 -c '

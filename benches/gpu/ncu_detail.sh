@@ -11,12 +11,7 @@ set -euo pipefail
 source "$(dirname "$0")/common.sh"
 kernel=$1 photo=$2 bpp=$3 skip=${4:-200}
 mkdir -p "$WORK/ncu-detail"
-if [ "${WHO:-ours}" = ours ]; then
-  command=("$sad" --device cuda fit "$WORK/$photo.png" --target-bpp "$bpp" --iters 4000 --out-dir "$WORK/ncu-detail/out")
-  "${command[@]}" >/dev/null 2>&1 # fills the kernel cache
-else
-  command=("$reference" "$WORK/$photo.png" --target-bpp "$bpp" --iters 4000 --out-dir "$WORK/ncu-detail/ref-out")
-fi
+fit_command "${WHO:-ours}" "$photo" "$bpp" "$WORK/ncu-detail"
 echo "== ${WHO:-ours}: $kernel, $photo $bpp bpp, launch $skip of that kernel"
 (cd /tmp/sad-reference && CUDA_MODULE_LOADING=EAGER timeout 300 "$ncu" --set full --import-source no \
   --kernel-name "regex:$kernel" --launch-skip "$skip" --launch-count 1 \

@@ -49,19 +49,13 @@ pub(super) fn flood_candidates(records: CubeTensor, geometry: RenderGeometry) ->
     let records = into_contiguous(records);
     let sites = expect_rows_of(op, "the site records", &records, RECORD_WORDS);
     let mut candidates = empty_ids(&records, geometry);
-    expect_dims(
-        op,
-        "the candidate lists",
-        &candidates,
-        &[geometry.cells(), K],
-    );
     seed_sites(&records, &candidates, geometry);
+    // The flood ranks by exact keys, as the reference's f32 flood does.
     let (count, dim) = cell_grid(geometry);
     let top = geometry.cand_w().max(geometry.cand_h()).next_power_of_two() as u32;
     let mut step = top / 2;
     let mut read_half = 0u32;
     while step >= 1 {
-        // The flood ranks by exact keys, as the reference's f32 flood does.
         let mirror = step == 1 && read_half == 0;
         let output = if mirror {
             unfilled_ids(&records, geometry)
