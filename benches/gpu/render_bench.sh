@@ -5,7 +5,11 @@
 # reference renders each (`sad_cuda --render FILE`, its `Candidate build` and `Render`), and the
 # bench runs again with those times as its baseline, printing ours, theirs and the ratios.
 #
-# Usage: bash benches/gpu/render_bench.sh
+# With SWITCH=NAME=VALUE (e.g. SWITCH=BURN_SAD_PASS_KEYS=0) the bench then runs again with that
+# environment switch set, and once more without it, against the same baseline, for an A/B of
+# the switch in one command.
+#
+# Usage: [SWITCH=NAME=VALUE] bash benches/gpu/render_bench.sh
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 bench=/tmp/sad-bin/sad_render_bench
@@ -24,3 +28,9 @@ for file in "$sets"/*_sites.txt; do
   echo "$side $count $build_ms $render_ms" >> "$baseline"
 done
 "$bench" --baseline "$baseline" | tee "$OUT/render_bench.md"
+if [ -n "${SWITCH:-}" ]; then
+  echo "== with $SWITCH"
+  env "$SWITCH" "$bench" --baseline "$baseline" | tee "$OUT/render_bench_switched.md"
+  echo "== without it, again"
+  "$bench" --baseline "$baseline" | tee "$OUT/render_bench_again.md"
+fi

@@ -12,6 +12,7 @@
 mod autodiff;
 mod backend;
 mod candidates;
+pub mod dataset;
 mod error;
 mod file;
 pub mod fit;

@@ -14,12 +14,9 @@ use crate::checks;
 use crate::fit_args::FitArgs;
 use crate::render::read_sites_file;
 
-/// Trains, writes `<name>.png` and `<name>_sites.txt` as a unit, and prints PSNR last.
-pub fn fit_command(args: FitArgs, device: &Device, description: &str) -> Result<()> {
+/// What every image is fitted with, from the flags.
+fn fit_options(args: &FitArgs) -> Result<FitOptions> {
     let config = args.config()?;
-    // Where the outputs go, before any work: a read-only folder is found now, not after training.
-    check_writable_dir(&args.out_dir)
-        .with_context(|| format!("{}: cannot write the outputs there", args.out_dir.display()))?;
     let init = if args.init_per_pixel {
         Initialisation::PerPixel
     } else if let Some(path) = &args.init_from_sites {
@@ -30,21 +27,71 @@ pub fn fit_command(args: FitArgs, device: &Device, description: &str) -> Result<
             alpha: args.init_gradient_alpha,
         }
     };
-    let stem = args
-        .image
+    Ok(FitOptions {
+        config,
+        init,
+        lr_scale: args.lr,
+        ssim_weight: args.ssim_weight,
+        seed: args.seed,
+        log_every: args.log_freq,
+        fixed_rates: args.no_budget,
+        replay: true,
+    })
+}
+
+/// The largest image side `options` fit.
+pub fn max_side(options: &FitOptions) -> usize {
+    options
+        .config
+        .max_dim
+        .min(burn_sad::sad::fit::KERNEL_MAX_SIDE)
+}
+
+/// Refuses an image whose fit would not fit in memory, from its header.
+pub fn check_fit_memory(file: &ImageFile, device: &Device) -> Result<()> {
+    checks::check_memory(
+        &format!("fitting a {}×{} image", file.width, file.height),
+        (file.width * file.height) as u64,
+        checks::FIT_HOST_BYTES_PER_PIXEL,
+        checks::FIT_DEVICE_BYTES_PER_PIXEL,
+        memory_on_host(device),
+    )
+}
+
+/// `sad fit`: one image, or a data set ([`crate::fit_many`]).
+pub fn fit_command(args: FitArgs, device: &Device, description: &str) -> Result<()> {
+    let options = fit_options(&args)?;
+    // Where the outputs go, before any work: a read-only folder is found now, not after training.
+    check_writable_dir(&args.out_dir)
+        .with_context(|| format!("{}: cannot write the outputs there", args.out_dir.display()))?;
+    if args.is_dataset() {
+        return crate::fit_many::fit_many_command(&args, options, device, description);
+    }
+    fit_one_command(&args, options, device, description)
+}
+
+/// Trains one image, writes `<name>.png` and `<name>_sites.txt` as a unit, and prints PSNR
+/// last.
+fn fit_one_command(
+    args: &FitArgs,
+    options: FitOptions,
+    device: &Device,
+    description: &str,
+) -> Result<()> {
+    let image_path = &args.images[0];
+    let stem = image_path
         .file_stem()
         .and_then(|s| s.to_str())
         .filter(|s| !s.is_empty())
         .with_context(|| {
             format!(
                 "{}: no file name to name the outputs after",
-                args.image.display()
+                image_path.display()
             )
         })?
         .to_owned();
-    let max_side = config.max_dim.min(burn_sad::sad::fit::KERNEL_MAX_SIDE);
     // Read once; the header's size is checked against the memory before anything is decoded.
-    let file = ImageFile::open(&args.image, max_side).map_err(|error| match error {
+    let file = ImageFile::open(image_path, max_side(&options)).map_err(|error| match error {
         burn_sad::image::ImageError::TooLarge {
             path,
             width,
@@ -55,26 +102,10 @@ pub fn fit_command(args: FitArgs, device: &Device, description: &str) -> Result<
         ),
         other => other.into(),
     })?;
-    checks::check_memory(
-        &format!("fitting a {}×{} image", file.width, file.height),
-        (file.width * file.height) as u64,
-        checks::FIT_HOST_BYTES_PER_PIXEL,
-        checks::FIT_DEVICE_BYTES_PER_PIXEL,
-        memory_on_host(device),
-    )?;
+    check_fit_memory(&file, device)?;
     let image = file.decode()?.into_tensor(device);
     let target = TargetImage::from_tensor(image);
-    let iters = config.default_iters;
-    let options = FitOptions {
-        config,
-        init,
-        lr_scale: args.lr,
-        ssim_weight: args.ssim_weight,
-        seed: args.seed,
-        log_every: args.log_freq,
-        fixed_rates: args.no_budget,
-        replay: true,
-    };
+    let iters = options.config.default_iters;
     let mut trainer = Trainer::new(target.clone(), options, device)?;
     let schedule = *trainer.schedule();
     println!(

@@ -10,8 +10,24 @@ use clap::Args;
 /// trainer's flag name.
 #[derive(Args)]
 pub struct FitArgs {
-    /// The image to fit (PNG or JPEG).
-    pub image: PathBuf,
+    /// The image to fit (PNG or JPEG); or several images, folders (their PNG and JPEG files) and
+    /// quoted globs (`'photos/*.png'`): a data set, fitted one image after another, each row
+    /// of `OUT_DIR/results.csv` (and `.jsonl`) written as its image finishes.
+    #[arg(required = true, value_name = "IMAGE")]
+    pub images: Vec<PathBuf>,
+    /// Data sets: fit again the images whose outputs and row are complete (a rerun skips them).
+    #[arg(long)]
+    pub force: bool,
+    /// Data sets: fit only shard I of N of the images (1-based, e.g. `3/8`), chosen by a hash of
+    /// each file name, and write `results.shard-I-of-N.csv`; one shard per task of a cluster's
+    /// array job, merged with `sad results`.
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<burn_sad::sad::dataset::Shard>,
+    /// Data sets: images fitted at once on the device, each by its own thread (small images
+    /// leave a GPU mostly idle one at a time); with more than one, iterations are launched op
+    /// by op instead of replayed.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub jobs: u16,
     /// A `training_config.json` (default: the reference's shipped values).
     #[arg(long)]
     pub config: Option<PathBuf>,
@@ -196,6 +212,19 @@ config_flags! {
 }
 
 impl FitArgs {
+    /// Whether the inputs make a data set: more than one, a folder or a glob, or a data-set
+    /// flag given.
+    pub fn is_dataset(&self) -> bool {
+        self.images.len() > 1
+            || self.force
+            || self.jobs > 1
+            || self.shard.is_some()
+            || self
+                .images
+                .iter()
+                .any(|image| image.is_dir() || image.to_string_lossy().contains(['*', '?', '[']))
+    }
+
     /// The config file (or the defaults) with every flag given applied over it.
     pub fn config(&self) -> Result<TrainingConfig> {
         let mut config = match &self.config {

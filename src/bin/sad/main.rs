@@ -4,7 +4,9 @@ mod checks;
 mod clock;
 mod fit;
 mod fit_args;
+mod fit_many;
 mod render;
+mod results;
 mod ssim;
 
 use std::path::PathBuf;
@@ -17,6 +19,7 @@ use clap::{Parser, Subcommand};
 
 use fit_args::FitArgs;
 use render::RenderArgs;
+use results::ResultsArgs;
 use ssim::SsimArgs;
 
 /// Fused, differentiable image kernels for Burn.
@@ -41,6 +44,9 @@ enum Command {
     Ssim(SsimArgs),
     /// Render a `*_sites.txt` file (the reference trainer's format) to a PNG.
     Render(RenderArgs),
+    /// Merge the results tables of data-set fits (e.g. the shards of an array job) and print
+    /// their summary; needs no device.
+    Results(ResultsArgs),
 }
 
 fn main() -> ExitCode {
@@ -85,19 +91,30 @@ fn private_runtime_dir() -> Option<PathBuf> {
 }
 
 fn run(cli: Cli) -> Result<()> {
+    let device = cli.device;
+    match cli.command {
+        Command::Results(args) => results::results_command(args),
+        Command::Fit(args) => on_device(device, |d, s| fit::fit_command(*args, d, s)),
+        Command::Render(args) => on_device(device, |d, s| render::render_command(args, d, s)),
+        Command::Ssim(args) => on_device(device, |d, s| ssim::ssim_command(args, d, s)),
+    }
+}
+
+/// Runs `work` on the device `choice` names (default: `$BURN_SAD_DEVICE`, else auto), with its
+/// description.
+fn on_device(
+    choice: Option<DeviceChoice>,
+    work: impl FnOnce(&burn::tensor::Device, &str) -> Result<()>,
+) -> Result<()> {
     // Before the first device: compiled kernels then come from disk after the first run.
     if let KernelCache::Failed(why) = enable_kernel_cache() {
         eprintln!("warning: kernels are compiled on every run: {why}");
     }
-    let choice = match cli.device {
+    let choice = match choice {
         Some(choice) => choice,
         None => DeviceChoice::from_env().map_err(anyhow::Error::msg)?,
     };
     let (device, description) = select_device(choice).map_err(anyhow::Error::msg)?;
     clock::mark_device_ready();
-    match cli.command {
-        Command::Fit(args) => fit::fit_command(*args, &device, &description),
-        Command::Render(args) => render::render_command(args, &device, &description),
-        Command::Ssim(args) => ssim::ssim_command(args, &device, &description),
-    }
+    work(&device, &description)
 }

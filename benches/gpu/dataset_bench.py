@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""Issue 11's data-set race on one GPU: 24 photos of Kodak's size (768×512), 16 bpp, 4000
+iterations, the shipped config. The reference fits them one after another, a process per image,
+as its Kodak script does; ours fits the folder with `sad fit DIR --jobs J` for each J given.
+Prints wall time, images/s, mean PSNR and the ratio of each run's wall time to the reference's,
+and how many images are more than 0.1 dB under the reference's PSNR.
+
+The photos: every colour photo scikit-image ships (astronaut, chelsea, coffee, rocket, both
+stereo_motorcycle views, and immunohistochemistry, retina and hubble_deep_field where the
+installed version has them), each scaled with Lanczos to cover 768×512 at 1, 1.25 and 1.5 times
+that scale and cropped to 768×512 at the centre (the 1×), the top-left and the bottom-right
+(the others), taken in turn until there are 24.
+
+Usage: dataset_bench.py --sad PATH --reference PATH --reference-root DIR --work DIR [--jobs 1 4 8]
+"""
+
+import argparse
+import csv
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+import fit_table  # noqa: E402  (run, number, fit_reference)
+
+WIDTH, HEIGHT, COUNT = 768, 512, 24
+
+
+def sources():
+    from skimage import data
+
+    found = []
+    for name in ["astronaut", "chelsea", "coffee", "rocket", "stereo_motorcycle",
+                 "immunohistochemistry", "retina", "hubble_deep_field"]:
+        try:
+            image = getattr(data, name)()
+        except Exception as error:  # not shipped with this version, or fetched from the web
+            print(f"(no {name}: {type(error).__name__})", file=sys.stderr)
+            continue
+        views = image if name == "stereo_motorcycle" else (image,)
+        for i, view in enumerate(views[:2]):
+            if view.ndim == 3 and view.shape[2] == 3:
+                found.append((f"{name}{i}" if name == "stereo_motorcycle" else name, view))
+    return found
+
+
+def make_photos(out: Path) -> list:
+    from PIL import Image
+
+    out.mkdir(parents=True, exist_ok=True)
+    photos = []
+    found = sources()
+    for k in range(COUNT):
+        name, array = found[k % len(found)]
+        zoom = 1.0 + 0.25 * (k // len(found) % 3)
+        image = Image.fromarray(array)
+        scale = max(WIDTH / image.width, HEIGHT / image.height) * zoom
+        size = (round(image.width * scale), round(image.height * scale))
+        image = image.resize(size, Image.LANCZOS)
+        spare_x, spare_y = image.width - WIDTH, image.height - HEIGHT
+        left, top = [(spare_x // 2, spare_y // 2), (0, 0), (spare_x, spare_y)][k // len(found) % 3]
+        path = out / f"photo{k:02d}_{name}.png"
+        image.crop((left, top, left + WIDTH, top + HEIGHT)).save(path)
+        photos.append(path)
+    return photos
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sad", required=True)
+    parser.add_argument("--reference", required=True)
+    parser.add_argument("--reference-root", required=True)
+    parser.add_argument("--work", required=True, type=Path)
+    parser.add_argument("--jobs", type=int, nargs="+", default=[1, 4, 8])
+    parser.add_argument("--bpp", type=float, default=16)
+    args = parser.parse_args()
+    photos = make_photos(args.work / "dataset")
+    print(f"{len(photos)} photos of {WIDTH}×{HEIGHT} in {args.work / 'dataset'}", flush=True)
+
+    # The kernel cache first (a short fit), so that no run below pays for compilation.
+    fit_table.run([args.sad, "--device", "cuda", "fit", str(photos[0]), "--iters", "60",
+                   "--out-dir", str(args.work / "dataset-warm")])
+
+    start = time.perf_counter()
+    reference = {}
+    for photo in photos:
+        ref = fit_table.fit_reference(args, photo, args.bpp, args.work / "dataset-ref")
+        reference[photo.name] = ref
+    ref_wall = time.perf_counter() - start
+    ref_total = sum(r["total"] for r in reference.values())
+    ref_psnr = statistics.mean(r["psnr"] for r in reference.values())
+    print(f"\n| run | wall s | images/s | mean PSNR dB | wall / reference wall | "
+          f"under ref − 0.1 dB | worst ΔPSNR dB |")
+    print("|---|---|---|---|---|---|---|")
+    print(f"| reference, one process per image | {ref_wall:.2f} | {len(photos) / ref_wall:.3f} | "
+          f"{ref_psnr:.3f} | 1.00 | – | – |  (its printed totals: {ref_total:.2f} s)", flush=True)
+    for jobs in args.jobs:
+        out = args.work / f"dataset-ours-{jobs}"
+        command = [args.sad, "--device", "cuda", "fit", str(args.work / "dataset"),
+                   "--target-bpp", str(args.bpp), "--iters", "4000", "--log-freq", "1000",
+                   "--jobs", str(jobs), "--force", "--out-dir", str(out)]
+        text, wall = fit_table.run(command)
+        with open(out / "results.csv") as table:
+            rows = {row["name"]: row for row in csv.DictReader(table)}
+        deltas = [float(rows[p.name]["psnr"]) - reference[p.name]["psnr"] for p in photos]
+        psnr = statistics.mean(float(rows[p.name]["psnr"]) for p in photos)
+        under = sum(d < -0.1 for d in deltas)
+        print(f"| ours, --jobs {jobs} | {wall:.2f} | {len(photos) / wall:.3f} | {psnr:.3f} | "
+              f"{wall / ref_wall:.2f} | {under} of {len(photos)} | {min(deltas):+.3f} |",
+              flush=True)
+
+
+if __name__ == "__main__":
+    main()

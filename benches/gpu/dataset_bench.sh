@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# On the GPU machine, after `benches/gpu/run.sh --no-tests --no-race` (which builds the
+# reference and unpacks our binaries): issue 11's data-set race, benches/gpu/dataset_bench.py.
+#
+# Usage: bash benches/gpu/dataset_bench.sh [JOBS...]   (default: 1 4 8)
+set -euo pipefail
+source "$(dirname "$0")/common.sh"
+jobs=("$@")
+[ ${#jobs[@]} -gt 0 ] || jobs=(1 4 8)
+python3 -u benches/gpu/dataset_bench.py --sad "$sad" --reference "$reference" \
+  --reference-root "$build" --work "$WORK" --jobs "${jobs[@]}" | tee "$OUT/dataset_bench.md"
