@@ -202,6 +202,85 @@ pub fn select_device(choice: DeviceChoice) -> Result<(Device, String), String> {
     )
 }
 
+/// Most devices `--devices all` looks for.
+const MAX_GPUS: usize = 64;
+
+impl DeviceChoice {
+    /// GPU `index` of this choice's runtime (CUDA, ROCm; for wgpu and Vulkan the `index`-th
+    /// discrete GPU) with its label; the other choices have only index 0. `None` where the
+    /// runtime is not compiled in or has no such index.
+    pub fn device_at(self, index: usize) -> Option<(Device, String)> {
+        #[allow(unused_imports)]
+        use burn::tensor::DeviceKind;
+        if index == 0 {
+            return self
+                .device()
+                .map(|device| (device, self.label().to_owned()));
+        }
+        match self {
+            #[cfg(feature = "cuda")]
+            Self::Cuda => Some((Device::cuda(index), format!("CUDA GPU {index}"))),
+            #[cfg(feature = "rocm")]
+            Self::Rocm => Some((Device::rocm(index), format!("ROCm GPU {index}"))),
+            #[cfg(feature = "wgpu")]
+            Self::Wgpu => Some((
+                Device::wgpu(DeviceKind::DiscreteGpu(index)),
+                format!("wgpu, discrete GPU {index}"),
+            )),
+            #[cfg(feature = "vulkan")]
+            Self::Vulkan => Some((
+                Device::vulkan(DeviceKind::DiscreteGpu(index)),
+                format!("Vulkan (SPIR-V), discrete GPU {index}"),
+            )),
+            _ => None,
+        }
+    }
+}
+
+/// The devices a `--devices` list names, each probed: comma-separated entries `KIND[:N]` (a
+/// [`DeviceChoice`] name and a GPU index, e.g. `cuda:0,cuda:1`; `auto` takes what
+/// [`select_device`] picks), or `all`: every CUDA GPU that answers, else every ROCm GPU. An
+/// entry may repeat (more workers on one device).
+pub fn select_devices(list: &str) -> Result<Vec<(Device, String)>, String> {
+    if list.trim() == "all" {
+        for choice in [DeviceChoice::Cuda, DeviceChoice::Rocm] {
+            let found: Vec<(Device, String)> = (0..MAX_GPUS)
+                .map_while(|index| choice.device_at(index).filter(|(d, _)| probe(d)))
+                .collect();
+            if !found.is_empty() {
+                return Ok(found);
+            }
+        }
+        return Err("--devices all found no CUDA or ROCm GPU in this build and machine".into());
+    }
+    list.split(',')
+        .map(|entry| {
+            let entry = entry.trim();
+            let (kind, index) = match entry.split_once(':') {
+                Some((kind, index)) => {
+                    let index = index.parse::<usize>().map_err(|_| {
+                        format!("`{entry}`: the index after `:` must be a whole number")
+                    })?;
+                    (kind, index)
+                }
+                None => (entry, 0),
+            };
+            let choice: DeviceChoice = kind.parse()?;
+            if choice == DeviceChoice::Auto {
+                return select_device(choice);
+            }
+            let (device, label) = choice
+                .device_at(index)
+                .ok_or_else(|| format!("device `{entry}` is not compiled into this build"))?;
+            if probe(&device) {
+                Ok((device, label))
+            } else {
+                Err(format!("device `{entry}` failed to initialise"))
+            }
+        })
+        .collect()
+}
+
 /// Whether `device` keeps its buffers in host memory, so that what it allocates comes out of
 /// the same RAM as the host's: Flex, CubeCL's CPU runtime, a wgpu or Vulkan CPU adapter (a
 /// device with no physical card behind it, as CubeCL identifies it). Opens the device.

@@ -279,7 +279,7 @@ fn data_set_inputs_are_checked_first() {
     std::fs::create_dir_all(&twin).unwrap();
     std::fs::copy(photos.join("chelsea.png"), twin.join("chelsea.png")).unwrap();
     let out = dir.join("out");
-    let cases: [(Vec<PathBuf>, &[&str], &str); 4] = [
+    let cases: [(Vec<PathBuf>, &[&str], &str); 6] = [
         (vec![empty.clone()], &[], "no PNG or JPEG"),
         (vec![photos.join("*.gif")], &[], "matches no PNG or JPEG"),
         (
@@ -288,6 +288,16 @@ fn data_set_inputs_are_checked_first() {
             "would both write chelsea.png",
         ),
         (vec![photos.clone()], &["--shard", "3/2"], "not a shard"),
+        (
+            vec![photos.clone()],
+            &["--devices", "flex:x"],
+            "must be a whole number",
+        ),
+        (
+            vec![photos.clone()],
+            &["--devices", "flex,abacus"],
+            "unknown device `abacus`",
+        ),
     ];
     for (inputs, extra, needle) in cases {
         let inputs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
@@ -307,14 +317,21 @@ fn images_in_flight_give_the_results_of_one_at_a_time() {
     let photos = dir.join("photos");
     photo_crops(&photos);
     let mut tables = Vec::new();
-    for jobs in ["1", "3"] {
-        let out = dir.join(format!("jobs-{jobs}"));
-        let run = fit(&[&photos], &out, &["--device", "flex", "--jobs", jobs]);
+    // One at a time; then two devices (the same one twice) with two jobs each, three in flight.
+    let runs: [&[&str]; 2] = [
+        &["--device", "flex"],
+        &["--devices", "flex,flex", "--jobs", "2"],
+    ];
+    for (i, flags) in runs.iter().enumerate() {
+        let out = dir.join(format!("run-{i}"));
+        let run = fit(&[&photos], &out, flags);
+        let stdout = String::from_utf8_lossy(&run.stdout);
         assert!(
             run.status.success(),
             "{}",
             String::from_utf8_lossy(&run.stderr)
         );
+        assert!(stdout.contains("device=Flex"), "{stdout}");
         tables.push(table(&out.join("results.csv")));
     }
     assert_eq!(tables[0].len(), 3);

@@ -4,5 +4,11 @@
 //! same source compiles for CUDA, ROCm, Metal, Vulkan/WebGPU and the CubeCL CPU runtime. The Burn
 //! glue (launch code, autodiff, fusion) lives in the `burn-sad` crate.
 
+// Every public item is documented, except what CubeCL's macros generate beside a kernel (its
+// launch module, its kernel struct and that struct's constructor, the expand module of a public
+// `#[cube]` function, the `*Launch` struct of a `#[derive(CubeLaunch)]` type), which take no doc
+// comment: the modules that define such items allow the lint (see `sad` and `ssim`).
+#![warn(missing_docs)]
+
 pub mod sad;
 pub mod ssim;

@@ -277,11 +277,10 @@ impl Candidates {
     ) -> Result<Self, E> {
         let mut candidates = Self::flood_ready(ready, geometry);
         after_step(1)?;
-        let sites = ready.sites();
         #[cfg(feature = "cube")]
-        if uses_fused_kernels(&sites.device()) {
+        if uses_fused_kernels(&ready.sites().device()) {
             // The sites do not change between passes: one ranking copy serves them all.
-            let packed = dispatch::pack(sites.clone());
+            let packed = dispatch::pack(ready.sites().clone());
             for pass in 0..passes {
                 candidates.propagate_packed(&packed, hilbert, options);
                 after_step(pass + 2)?;

@@ -20,18 +20,28 @@
 
 #![allow(clippy::needless_range_loop, clippy::collapsible_if)]
 
+#[allow(missing_docs)] // CubeCL-generated launch items: see the crate root.
 mod adam;
 mod blend;
+#[allow(missing_docs)] // CubeCL-generated launch items: see the crate root.
 mod candidates;
+#[allow(missing_docs)] // CubeCL-generated launch items: see the crate root.
 mod clock;
+#[allow(missing_docs)] // CubeCL-generated launch items: see the crate root.
 mod half;
+#[allow(missing_docs)] // CubeCL-generated launch items: see the crate root.
 mod prune;
 mod ranked;
+#[allow(missing_docs)] // CubeCL-generated launch items: see the crate root.
 mod record;
+#[allow(missing_docs)] // CubeCL-generated launch items: see the crate root.
 mod render;
+#[allow(missing_docs)] // CubeCL-generated launch items: see the crate root.
 mod render_backward;
 mod score;
+#[allow(missing_docs)] // CubeCL-generated launch items: see the crate root.
 mod statistics;
+#[allow(missing_docs)] // CubeCL-generated launch items: see the crate root.
 mod tau_diffusion;
 mod tile_hash;
 

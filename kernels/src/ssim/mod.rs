@@ -25,10 +25,14 @@
     clippy::collapsible_else_if
 )]
 
+#[allow(missing_docs)] // CubeCL-generated launch items: see the crate root.
 mod backward;
+#[allow(missing_docs)] // CubeCL-generated launch items: see the crate root.
 mod depth_backward;
+#[allow(missing_docs)] // CubeCL-generated launch items: see the crate root.
 mod depth_forward;
 mod epilogue;
+#[allow(missing_docs)] // CubeCL-generated launch items: see the crate root.
 mod forward;
 mod reduce;
 mod ring;

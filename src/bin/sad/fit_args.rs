@@ -28,6 +28,11 @@ pub struct FitArgs {
     /// by op instead of replayed.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=64))]
     pub jobs: u16,
+    /// Data sets: the devices to spread the images over, each fitting `--jobs` at a time:
+    /// `cuda:0,cuda:1` (entries `KIND[:GPU]`, KIND as for --device), or `all` for every CUDA or
+    /// ROCm GPU found. Replaces --device.
+    #[arg(long, value_name = "LIST")]
+    pub devices: Option<String>,
     /// A `training_config.json` (default: the reference's shipped values).
     #[arg(long)]
     pub config: Option<PathBuf>,
@@ -218,6 +223,7 @@ impl FitArgs {
         self.images.len() > 1
             || self.force
             || self.jobs > 1
+            || self.devices.is_some()
             || self.shard.is_some()
             || self
                 .images

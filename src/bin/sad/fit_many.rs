@@ -5,6 +5,7 @@ use std::path::Path;
 
 use anyhow::{Result, bail};
 use burn::tensor::Device;
+use burn_sad::device::select_devices;
 use burn_sad::sad::dataset::{DatasetEvent, DatasetOptions, collect_images, fit_many};
 use burn_sad::sad::fit::FitOptions;
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
@@ -21,6 +22,10 @@ pub fn fit_many_command(
     device: &Device,
     description: &str,
 ) -> Result<()> {
+    let devices = match &args.devices {
+        Some(list) => select_devices(list).map_err(anyhow::Error::msg)?,
+        None => vec![(device.clone(), description.to_owned())],
+    };
     let all = collect_images(&args.images)?;
     let (images, results_stem) = match args.shard {
         Some(shard) => (shard.select(&all), shard.results_stem()),
@@ -33,14 +38,16 @@ pub fn fit_many_command(
         out_dir: args.out_dir.clone(),
         force: args.force,
         results_stem,
-        device_label: description.to_owned(),
         jobs: usize::from(args.jobs),
     };
     let shard = args.shard.map_or(String::new(), |s| {
         format!(" | shard {}/{}", s.index, s.count)
     });
+    let labels: Vec<&str> = devices.iter().map(|(_, label)| label.as_str()).collect();
     println!(
-        "Data set | device={description} | images={} of {}{shard} | iters={iters} | out-dir={}",
+        "Data set | device={} | jobs={} | images={} of {}{shard} | iters={iters} | out-dir={}",
+        labels.join(", "),
+        args.jobs,
         images.len(),
         all.len(),
         args.out_dir.display()
@@ -68,8 +75,8 @@ pub fn fit_many_command(
     let report = fit_many(
         &images,
         &dataset,
-        device,
-        |file| check_fit_memory(file, device).map_err(|error| format!("{error:#}")),
+        &devices,
+        |file, device| check_fit_memory(file, device).map_err(|error| format!("{error:#}")),
         |event| match event {
             DatasetEvent::Skipped(row) => {
                 overall.inc(1);

@@ -37,7 +37,8 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Fit an image with SAD (the reference trainer's recipe); writes `OUT_DIR/<name>.png` and
-    /// `OUT_DIR/<name>_sites.txt`.
+    /// `OUT_DIR/<name>_sites.txt`. Several images, folders or globs: a data set, with
+    /// `OUT_DIR/results.csv`.
     Fit(Box<FitArgs>),
     /// Print the SSIM of two images of the same size (RGB, values / 255; at most 16 384 pixels
     /// on a side).

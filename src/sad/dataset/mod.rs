@@ -10,21 +10,23 @@
 
 mod inputs;
 mod results;
+mod summary;
+mod worker;
 
-use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::path::PathBuf;
+use std::sync::atomic::AtomicUsize;
+use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use burn::tensor::Device;
 
 pub use inputs::{IMAGE_EXTENSIONS, Shard, collect_images, output_stem, row_name};
-pub use results::{CSV_HEADER, ResultRow, ResultsTable, Summary};
+pub use results::{CSV_HEADER, ResultRow, ResultsTable};
+pub use summary::Summary;
 
-use super::fit::{FitOptions, FitProgress, TargetImage, Trainer};
-use super::sites_to_string;
-use crate::image::{ImageFile, check_writable_dir, encode_png, write_all_atomically};
+use super::fit::{FitOptions, FitProgress};
+use crate::image::{ImageFile, check_writable_dir};
+use worker::{Shared, Worker, locked};
 
 /// Why a data-set fit could not run (an image that cannot be fitted is a row, not this).
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
@@ -60,6 +62,9 @@ pub enum DatasetError {
         /// What went wrong.
         why: String,
     },
+    /// No device to fit on.
+    #[error("no device to fit on")]
+    NoDevice,
     /// The output folder cannot be written.
     #[error("{dir}: cannot write the outputs there: {why}")]
     OutDir {
@@ -83,11 +88,9 @@ pub struct DatasetOptions {
     pub force: bool,
     /// The results files' stem: `results`, or a shard's ([`Shard::results_stem`]).
     pub results_stem: String,
-    /// The device as the rows name it.
-    pub device_label: String,
-    /// Images fitted at once (at least 1), each by its own thread: on a GPU, small images
-    /// leave most of it idle one at a time. Their fits launch op by op (see
-    /// [`FitOptions::replay`]) where more than one runs.
+    /// Images fitted at once on each device (at least 1), each by its own thread: on a GPU,
+    /// small images leave most of it idle one at a time. Their fits launch op by op (see
+    /// [`FitOptions::replay`]) where more than one runs in the process.
     pub jobs: usize,
 }
 
@@ -138,32 +141,22 @@ pub struct DatasetReport {
     pub wall: Duration,
 }
 
-/// The state the workers of [`fit_many`] share.
-struct Shared {
-    table: ResultsTable,
-    fitted: usize,
-    failed: usize,
-    skipped: usize,
-    /// A failure to save the table, which stops the run.
-    error: Option<DatasetError>,
-}
-
-/// `mutex`'s value, also after a panic elsewhere poisoned it (each holder leaves it whole).
-fn locked<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// Fits each of `images` on `device`, `options.jobs` at a time (see the module's
-/// documentation). `admit` sees each image's header before it is decoded and may refuse it (a
-/// memory check, say: its message goes into the row). Fails only where the output folder or
-/// the results table cannot be used; every image gets a row.
+/// Fits each of `images` on `devices` (each a device and the label its rows give it),
+/// `options.jobs` at a time on each (see the module's documentation): every device takes the
+/// next image as it frees up. `admit` sees each image's header and the device it is to be
+/// fitted on before it is decoded, and may refuse it (a memory check, say: its message goes
+/// into the row). Fails only where the output folder or the results table cannot be used, or
+/// no device is given; every image gets a row.
 pub fn fit_many(
     images: &[PathBuf],
     options: &DatasetOptions,
-    device: &Device,
-    admit: impl FnMut(&ImageFile) -> Result<(), String> + Send,
+    devices: &[(Device, String)],
+    admit: impl FnMut(&ImageFile, &Device) -> Result<(), String> + Send,
     on_event: impl FnMut(DatasetEvent<'_>) + Send,
 ) -> Result<DatasetReport, DatasetError> {
+    if devices.is_empty() {
+        return Err(DatasetError::NoDevice);
+    }
     let start = Instant::now();
     check_writable_dir(&options.out_dir).map_err(|error| DatasetError::OutDir {
         dir: options.out_dir.display().to_string(),
@@ -182,32 +175,35 @@ pub fn fit_many(
     });
     let (admit, on_event) = (Mutex::new(admit), Mutex::new(on_event));
     let next = AtomicUsize::new(0);
-    let jobs = options.jobs.clamp(1, images.len().max(1));
+    let jobs = options.jobs.max(1);
+    let workers = (jobs * devices.len()).min(images.len().max(1));
     let mut fit = options.fit.clone();
-    // Fits in flight record and replay graphs of their own at the same time, which a device's
-    // graph capture need not allow: with several, every iteration is launched op by op.
-    fit.replay &= jobs == 1;
-    let worker = Worker {
+    // Fits in flight would record and replay graphs at the same time, which CUDA's capture does
+    // not allow across a process: with several, every iteration is launched op by op.
+    fit.replay &= workers == 1;
+    // Worker w fits on device w mod n, so that every device gets its share of workers.
+    let worker = |w: usize| Worker {
         images,
         options,
         fit: &fit,
-        device,
+        device: &devices[w % devices.len()],
         csv: &csv,
         shared: &shared,
         next: &next,
     };
-    let work = || {
-        worker.run(&mut |file| (locked(&admit))(file), &mut |event| {
-            (locked(&on_event))(event)
-        })
+    let work = |w: usize| {
+        worker(w).run(
+            &mut |file, device| (locked(&admit))(file, device),
+            &mut |event| (locked(&on_event))(event),
+        )
     };
-    if jobs == 1 {
+    if workers == 1 {
         // On the caller's thread, as a single fit runs (a device's stream can be per thread).
-        work();
+        work(0);
     } else {
         std::thread::scope(|scope| {
-            for _ in 0..jobs {
-                scope.spawn(work);
+            for w in 0..workers {
+                scope.spawn(move || work(w));
             }
         });
     }
@@ -221,152 +217,5 @@ pub fn fit_many(
         failed: shared.failed,
         skipped: shared.skipped,
         wall: start.elapsed(),
-    })
-}
-
-/// One of [`fit_many`]'s workers: takes the next image until none is left.
-struct Worker<'a> {
-    images: &'a [PathBuf],
-    options: &'a DatasetOptions,
-    fit: &'a FitOptions,
-    device: &'a Device,
-    csv: &'a Path,
-    shared: &'a Mutex<Shared>,
-    next: &'a AtomicUsize,
-}
-
-impl Worker<'_> {
-    fn run(
-        &self,
-        admit: &mut dyn FnMut(&ImageFile) -> Result<(), String>,
-        on_event: &mut dyn FnMut(DatasetEvent<'_>),
-    ) {
-        loop {
-            let index = self.next.fetch_add(1, Ordering::Relaxed);
-            let Some(image) = self.images.get(index) else {
-                return;
-            };
-            let name = row_name(image);
-            let outputs = match output_stem(image) {
-                Ok(stem) => Outputs {
-                    png: self.options.out_dir.join(format!("{stem}.png")),
-                    sites: self.options.out_dir.join(format!("{stem}_sites.txt")),
-                },
-                Err(error) => {
-                    self.record(self.failed_row(&name, error), on_event);
-                    continue;
-                }
-            };
-            {
-                let mut shared = locked(self.shared);
-                if shared.error.is_some() {
-                    return;
-                }
-                if !self.options.force
-                    && let Some(row) = shared.table.get(&name)
-                    && row.succeeded()
-                    && outputs.png.is_file()
-                    && outputs.sites.is_file()
-                {
-                    let row = row.clone();
-                    shared.skipped += 1;
-                    drop(shared);
-                    on_event(DatasetEvent::Skipped(&row));
-                    continue;
-                }
-            }
-            // A panic inside one fit fails that image's row, not the rows still to come.
-            let fit = catch_unwind(AssertUnwindSafe(|| {
-                fit_one(image, &name, &outputs, self, admit, on_event)
-            }));
-            let row = match fit {
-                Ok(Ok(row)) => row,
-                // The row names the image: its message need not.
-                Ok(Err(why)) => {
-                    let path = format!("{}: ", image.display());
-                    self.failed_row(&name, why.strip_prefix(&path).unwrap_or(&why))
-                }
-                Err(panic) => {
-                    let why = panic
-                        .downcast_ref::<String>()
-                        .map(String::as_str)
-                        .or_else(|| panic.downcast_ref::<&str>().copied())
-                        .unwrap_or("the fit panicked");
-                    self.failed_row(&name, why)
-                }
-            };
-            self.record(row, on_event);
-        }
-    }
-
-    fn failed_row(&self, name: &str, why: impl std::fmt::Display) -> ResultRow {
-        ResultRow::failed(name, &self.options.device_label, self.fit.seed, why)
-    }
-
-    /// Counts `row`, saves the table with it, and reports it.
-    fn record(&self, row: ResultRow, on_event: &mut dyn FnMut(DatasetEvent<'_>)) {
-        {
-            let mut shared = locked(self.shared);
-            if row.succeeded() {
-                shared.fitted += 1;
-            } else {
-                shared.failed += 1;
-            }
-            shared.table.insert(row.clone());
-            if let Err(error) = shared.table.save(self.csv) {
-                shared.error.get_or_insert(error);
-            }
-        }
-        on_event(DatasetEvent::Finished(&row));
-    }
-}
-
-/// Where one image's outputs go.
-struct Outputs {
-    png: PathBuf,
-    sites: PathBuf,
-}
-
-/// Fits one image and writes its outputs as a unit; its row, or why it failed.
-fn fit_one(
-    image: &Path,
-    name: &str,
-    outputs: &Outputs,
-    worker: &Worker<'_>,
-    admit: &mut dyn FnMut(&ImageFile) -> Result<(), String>,
-    on_event: &mut dyn FnMut(DatasetEvent<'_>),
-) -> Result<ResultRow, String> {
-    let (options, device) = (worker.options, worker.device);
-    let file = ImageFile::open(image, options.max_side).map_err(|error| error.to_string())?;
-    admit(&file)?;
-    let (width, height) = (file.width, file.height);
-    on_event(DatasetEvent::Started {
-        name,
-        width,
-        height,
-    });
-    let pixels = file.decode().map_err(|error| error.to_string())?;
-    let target = TargetImage::from_tensor(pixels.into_tensor(device));
-    let trainer =
-        Trainer::new(target, worker.fit.clone(), device).map_err(|error| error.to_string())?;
-    trainer.warm_up();
-    let result = trainer.run(|progress| on_event(DatasetEvent::Progress { name, progress }));
-    let png = encode_png(result.image.clone().unsqueeze::<4>()).map_err(|e| e.to_string())?;
-    let sites = sites_to_string(&result.sites);
-    write_all_atomically(&[(&outputs.png, &png), (&outputs.sites, sites.as_bytes())])
-        .map_err(|error| format!("writing {}: {error}", outputs.png.display()))?;
-    Ok(ResultRow {
-        name: name.to_owned(),
-        width,
-        height,
-        sites: result.sites.sites.len(),
-        bpp: result.bits_per_pixel,
-        psnr: result.psnr,
-        ssim: result.ssim,
-        training_s: result.training_time.as_secs_f64(),
-        iterations: result.iterations,
-        seed: worker.fit.seed,
-        device: options.device_label.clone(),
-        error: String::new(),
     })
 }
