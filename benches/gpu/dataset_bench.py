@@ -14,7 +14,6 @@ that scale and cropped to 768×512 at the centre (the 1×), the top-left and the
 Usage: dataset_bench.py --sad PATH --reference PATH --reference-root DIR --work DIR [--jobs 1 4 8]
 """
 
-import argparse
 import csv
 import statistics
 import sys
@@ -67,11 +66,7 @@ def make_photos(out: Path) -> list:
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--sad", required=True)
-    parser.add_argument("--reference", required=True)
-    parser.add_argument("--reference-root", required=True)
-    parser.add_argument("--work", required=True, type=Path)
+    parser = fit_table.race_parser()
     parser.add_argument("--jobs", type=int, nargs="+", default=[1, 4, 8])
     parser.add_argument("--bpp", type=float, default=16)
     args = parser.parse_args()

@@ -9,7 +9,6 @@ the difference of the means.
 Usage: fidelity.py --sad PATH --reference PATH --reference-root DIR --work DIR [--runs 5]
 """
 
-import argparse
 import statistics
 import sys
 from pathlib import Path
@@ -19,11 +18,7 @@ import fit_table  # noqa: E402
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--sad", required=True)
-    parser.add_argument("--reference", required=True)
-    parser.add_argument("--reference-root", required=True)
-    parser.add_argument("--work", required=True, type=Path)
+    parser = fit_table.race_parser()
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--photos", nargs="*", help="names of fit_table.py's photos (default all)")
     args = parser.parse_args()

@@ -122,12 +122,19 @@ def render_ours(args, sites, photo, out, env=None):
     }
 
 
-def main():
+def race_parser():
+    """The arguments every race script takes: both programs, the reference's build folder (its
+    working directory) and a work folder."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--sad", required=True)
     parser.add_argument("--reference", required=True)
     parser.add_argument("--reference-root", required=True)
     parser.add_argument("--work", required=True, type=Path)
+    return parser
+
+
+def main():
+    parser = race_parser()
     parser.add_argument("--quick", action="store_true", help="only the 512² photo")
     parser.add_argument("--no-extras", action="store_true", help="no profile, no A/B runs")
     args = parser.parse_args()

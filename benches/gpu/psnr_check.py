@@ -8,7 +8,6 @@ if the PNGs agree while the printed values differ, the difference is in the prin
 Usage: psnr_check.py --sad PATH --reference PATH --reference-root DIR --work DIR PHOTO:BPP...
 """
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -26,11 +25,7 @@ def psnr64(png: Path, photo: Path) -> float:
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--sad", required=True)
-    parser.add_argument("--reference", required=True)
-    parser.add_argument("--reference-root", required=True)
-    parser.add_argument("--work", required=True, type=Path)
+    parser = fit_table.race_parser()
     parser.add_argument("runs", nargs="+", help="PHOTO:BPP, PHOTO one of fit_table.py's")
     args = parser.parse_args()
     photos = fit_table.make_photos(args.work)
