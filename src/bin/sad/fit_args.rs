@@ -216,6 +216,12 @@ config_flags! {
     max_dim => max_dim: usize,
 }
 
+/// Whether `image` is a pattern for `sad fit` to expand: it names no file and holds `*`, `?`
+/// or `[`.
+fn is_glob(image: &std::path::Path) -> bool {
+    !image.exists() && image.to_string_lossy().contains(['*', '?', '['])
+}
+
 impl FitArgs {
     /// Whether the inputs make a data set: more than one, a folder or a glob, or a data-set
     /// flag given.
@@ -228,7 +234,7 @@ impl FitArgs {
             || self
                 .images
                 .iter()
-                .any(|image| image.is_dir() || image.to_string_lossy().contains(['*', '?', '[']))
+                .any(|image| image.is_dir() || is_glob(image))
     }
 
     /// The config file (or the defaults) with every flag given applied over it.
