@@ -79,17 +79,7 @@ fn fit_one_command(
     description: &str,
 ) -> Result<()> {
     let image_path = &args.images[0];
-    let stem = image_path
-        .file_stem()
-        .and_then(|s| s.to_str())
-        .filter(|s| !s.is_empty())
-        .with_context(|| {
-            format!(
-                "{}: no file name to name the outputs after",
-                image_path.display()
-            )
-        })?
-        .to_owned();
+    let stem = burn_sad::sad::dataset::output_stem(image_path)?;
     // Read once; the header's size is checked against the memory before anything is decoded.
     let file = ImageFile::open(image_path, max_side(&options)).map_err(|error| match error {
         burn_sad::image::ImageError::TooLarge {

@@ -1,7 +1,6 @@
 //! `sad fit` over a data set: several images, folders or globs, one results table.
 
 use std::collections::HashMap;
-use std::path::Path;
 
 use anyhow::{Result, bail};
 use burn::tensor::Device;
@@ -137,12 +136,8 @@ pub fn fit_many_command(
             "{} of {} images failed; their rows in {} say why",
             report.failed,
             images.len(),
-            display(&csv)
+            csv.display()
         );
     }
     Ok(())
-}
-
-fn display(path: &Path) -> String {
-    path.display().to_string()
 }
