@@ -183,6 +183,11 @@ fn densify_and_prune_land_on_the_site_count_the_solver_predicts() {
         budget.densify_rate > 0.0 && budget.prune_rate > 0.0,
         "{budget:?}"
     );
+    // The buffer holds the slots the schedule fills, fewer than the configured 400; densify
+    // checks every child slot against it, so the run below stays inside it.
+    let slots = trainer.sites().dims()[0];
+    assert_eq!(slots, trainer.schedule().peak_slots(200));
+    assert!(slots > 200 && slots < 400, "{slots} slots");
     let result = trainer.run(|_| {});
     assert_eq!(result.sites.sites.len(), predicted);
     assert!(result.psnr.is_finite());

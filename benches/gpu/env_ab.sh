@@ -4,6 +4,7 @@
 # BURN_SAD_BACKWARD_CUBES=0: the backward without its occupancy hint), one after another, RUNS
 # times per photo and bits per pixel: loop times, ratios to the reference, and PSNR. The switched
 # runs keep their own kernel cache, so kernels compiled under one setting never serve the other.
+# `SAD=PATH` as the switch runs another build of `sad` instead (e.g. main's, to A/B a change).
 #
 # Usage: [RUNS=3] bash benches/gpu/env_ab.sh NAME=VALUE [PHOTO:BPP]...
 #   (default photos: chelsea:16 coffee:16 motorcycle:16 chelsea:1)
@@ -11,6 +12,8 @@ set -euo pipefail
 source "$(dirname "$0")/common.sh"
 switch=$1
 shift
+switched_sad=$sad
+case "$switch" in SAD=*) switched_sad=${switch#SAD=} ;; esac
 [ $# -gt 0 ] || set -- chelsea:16 coffee:16 motorcycle:16 chelsea:1
 field() { grep -o "$1: [0-9.]*" | head -1 | grep -o "[0-9.]*$"; }
 # The last PSNR a fit prints (the reference's at its last logged iteration, ours final).
@@ -23,7 +26,7 @@ for run_of in "$@"; do
       --target-bpp "$bpp" --iters 4000 --log-freq 1000 --out-dir "$WORK/ab-ref")
     ours=$("$sad" --device cuda fit "$WORK/$photo.png" --target-bpp "$bpp" --iters 4000 \
       --log-freq 1000 --out-dir "$WORK/ab-ours")
-    switched=$(env "$switch" XDG_CACHE_HOME="$WORK/cache-$switch" "$sad" --device cuda fit \
+    switched=$(env "$switch" XDG_CACHE_HOME="$WORK/cache-${switch//\//_}" "$switched_sad" --device cuda fit \
       "$WORK/$photo.png" --target-bpp "$bpp" --iters 4000 --log-freq 1000 --out-dir "$WORK/ab-switched")
     t_ref=$(echo "$ref" | field "Training time") t_ours=$(echo "$ours" | field "Training time")
     t_sw=$(echo "$switched" | field "Training time")

@@ -112,8 +112,21 @@ impl Schedule {
     /// of events, not on the iteration count: the budget solver replays the schedule about 120
     /// times.
     pub fn final_sites(&self) -> usize {
+        self.replay_events(self.initial_sites).active
+    }
+
+    /// The slots a run that starts with `initial_active` live sites (of `initial_sites`) ever
+    /// fills: densify writes its children to slots `allocated..`, and no slot is reused, so a
+    /// site buffer of this many rows holds the whole run. Kernels that visit every slot (Adam,
+    /// tau diffusion, the record pack) then skip the configured capacity's never-used tail.
+    pub fn peak_slots(&self, initial_active: usize) -> usize {
+        self.replay_events(initial_active).allocated
+    }
+
+    /// The counts after the last event that changes them.
+    fn replay_events(&self, initial_active: usize) -> EventCounts {
         let mut allocated = self.initial_sites;
-        let mut active = self.initial_sites;
+        let mut active = initial_active;
         let first = |start: usize, freq: usize| start.div_ceil(freq.max(1)) * freq.max(1);
         let mut next_densify = if self.densify_rate > 0.0 {
             first(self.densify_start, self.densify_freq)
@@ -134,7 +147,7 @@ impl Schedule {
             }
             let iteration = next_densify.min(next_prune);
             if iteration >= self.iters {
-                return active;
+                return EventCounts { active, allocated };
             }
             let split = self.splits_at(iteration, allocated, active);
             allocated += split;
@@ -148,14 +161,14 @@ impl Schedule {
             }
             let prunes_nothing = (active as f32 * self.prune_rate) as usize == 0;
             if (next_densify == usize::MAX || allocated >= self.capacity) && prunes_nothing {
-                return active;
+                return EventCounts { active, allocated };
             }
         }
     }
 
-    /// [`Schedule::final_sites`] by replaying every iteration (the tests' oracle).
-    #[doc(hidden)]
-    pub fn final_sites_by_replay(&self) -> usize {
+    /// The counts at the end, by replaying every iteration (the tests' oracle).
+    #[cfg(test)]
+    fn replay_every_iteration(&self) -> EventCounts {
         let mut allocated = self.initial_sites;
         let mut active = self.initial_sites;
         for iteration in 0..self.iters {
@@ -164,8 +177,15 @@ impl Schedule {
             active += split;
             active -= self.prunes_at(iteration, active).min(active);
         }
-        active
+        EventCounts { active, allocated }
     }
+}
+
+/// Live sites and filled slots at some point of a schedule's replay.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct EventCounts {
+    active: usize,
+    allocated: usize,
 }
 
 /// What the budget solver found.
@@ -308,7 +328,7 @@ mod tests {
     }
 
     #[test]
-    fn visiting_only_events_gives_the_replayed_count() {
+    fn visiting_only_events_gives_the_replayed_counts() {
         for iters in [0, 1, 21, 99, 100, 101, 140, 2999, 3001, 4000, 9000] {
             for (initial, capacity) in [(300, 300), (300, 4000), (5000, 128_000), (1, 10)] {
                 for rates in [
@@ -319,7 +339,10 @@ mod tests {
                     (0.5, 0.9),
                 ] {
                     let s = schedule(iters, initial, capacity, rates);
-                    assert_eq!(s.final_sites(), s.final_sites_by_replay(), "{s:?}");
+                    let every_iteration = s.replay_every_iteration();
+                    assert_eq!(s.final_sites(), every_iteration.active, "{s:?}");
+                    assert_eq!(s.peak_slots(initial), every_iteration.allocated, "{s:?}");
+                    assert!(s.peak_slots(initial) <= capacity.max(initial), "{s:?}");
                 }
             }
         }

@@ -46,6 +46,8 @@ pub struct Trainer {
     tau_lists: Option<NeighbourLists>,
     hilbert: Option<(HilbertOrder, usize)>,
     allocated: usize,
+    /// Rows of the site buffer: [`Schedule::peak_slots`], at most the configured capacity.
+    slots: usize,
     active_estimate: usize,
     iteration: usize,
     per_pixel: bool,
@@ -92,8 +94,11 @@ impl Trainer {
             height,
             downscale: config.cand_downscale,
         };
-        let sites = table.to_tensor(schedule.capacity, device);
-        let state = Tensor::zeros([schedule.capacity, ADAM_STATE], device);
+        // The buffer holds the slots the schedule will fill, not the whole configured capacity:
+        // the kernels that visit every slot then skip a tail no site ever reaches.
+        let slots = schedule.peak_slots(active_estimate);
+        let sites = table.to_tensor(slots, device);
+        let state = Tensor::zeros([slots, ADAM_STATE], device);
         let candidates = if per_pixel && geometry.downscale == 1 {
             per_pixel_candidates(geometry, device)
         } else {
@@ -114,6 +119,7 @@ impl Trainer {
             tau_lists: None,
             hilbert: None,
             allocated: initial,
+            slots,
             active_estimate,
             iteration: 0,
             per_pixel,
@@ -170,7 +176,8 @@ impl Trainer {
         self.budget
     }
 
-    /// The `[capacity, 10]` site buffer (inactive slots have position x < 0).
+    /// The `[slots, 10]` site buffer (inactive slots have position x < 0): as many rows as the
+    /// schedule ever fills ([`Schedule::peak_slots`]).
     pub fn sites(&self) -> Tensor<2> {
         match self.replayer.is_loaded() {
             // Later replays rewrite the buffer in place.

@@ -125,6 +125,12 @@ impl Trainer {
             .chunks_exact(ADAM_STATE)
             .map(|row| row.try_into().expect("rows"))
             .collect();
+        assert!(
+            self.allocated + splits <= self.slots,
+            "densify at {} + {splits} overruns the {} slots the schedule predicted",
+            self.allocated,
+            self.slots
+        );
         split_sites(
             &mut table.sites,
             &mut state,
@@ -133,12 +139,8 @@ impl Trainer {
             &self.target,
             self.allocated,
         );
-        self.sites = table.to_tensor(self.schedule.capacity, &device);
-        self.state = upload_contiguous(
-            state.concat(),
-            [self.schedule.capacity, ADAM_STATE],
-            &device,
-        );
+        self.sites = table.to_tensor(self.slots, &device);
+        self.state = upload_contiguous(state.concat(), [self.slots, ADAM_STATE], &device);
         // The reference counts the planned splits even where a parent had too few candidates.
         self.allocated += splits;
         self.active_estimate += splits;

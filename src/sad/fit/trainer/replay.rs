@@ -349,6 +349,7 @@ impl Clone for Trainer {
             tau_lists,
             hilbert: self.hilbert.clone(),
             allocated: self.allocated,
+            slots: self.slots,
             active_estimate: self.active_estimate,
             iteration: self.iteration,
             per_pixel: self.per_pixel,
