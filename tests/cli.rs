@@ -283,7 +283,7 @@ fn fit_rejects_bad_input_in_one_line() {
         (vec![garbage.to_str().unwrap()], "garbage.png"),
         (vec![&image, "--target-bpp", "0"], "--target-bpp"),
         (vec![&image, "--target-bpp", "-1"], "--target-bpp"),
-        (vec![&image, "--max-dim", "32"], "MAX_DIM"),
+        (vec![&image, "--max-dim", "0"], "--max-dim"),
         (
             vec![&image, "--config", config.to_str().unwrap()],
             "PRUNE_PERCENTAGE",

@@ -50,7 +50,8 @@ fn huge_png_header(path: &Path, width: u32, height: u32) {
 fn sizes_are_checked_before_memory_is_spent() {
     let dir = scratch("sizes");
     let huge = dir.join("huge.png");
-    huge_png_header(&huge, 16_000, 16_000);
+    // sad fit scales photos over MAX_DIM down, but reads none with a side over 16 384.
+    huge_png_header(&huge, 20_000, 20_000);
     let out_dir = dir.join("out");
     let huge = huge.to_str().unwrap();
     let fit = sad(&[
@@ -61,7 +62,7 @@ fn sizes_are_checked_before_memory_is_spent() {
         "--out-dir",
         out_dir.to_str().unwrap(),
     ]);
-    assert_one_error(&fit, "MAX_DIM", "fit of a 16000² header");
+    assert_one_error(&fit, "16384 on a side", "fit of a 20000² header");
     assert!(!out_dir.join("huge.png").exists());
 
     // A 3 GiB file (sparse: it takes no disk) is refused before it is read into memory.
@@ -248,5 +249,81 @@ fn outputs_are_checked_before_the_work_and_written_as_a_unit() {
     assert_one_error(&out, "writing the outputs", "blocked sites file");
     assert_eq!(std::fs::read(out_dir.join("astro64.png")).unwrap(), b"old");
     assert!(!out_dir.join("astro64.png.partial").exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn photos_over_max_dim_are_scaled_down_with_a_note() {
+    let dir = scratch("scaled");
+    let photos = dir.join("photos");
+    std::fs::create_dir_all(&photos).unwrap();
+    let square = photos.join("square.png");
+    std::fs::copy(format!("{DATA}/sad/astro64.png"), &square).unwrap();
+    let astro = image::open(&square).unwrap().to_rgb8();
+    image::imageops::crop_imm(&astro, 0, 10, 64, 30)
+        .to_image()
+        .save(photos.join("wide.png"))
+        .unwrap();
+    let short = [
+        "--max-dim",
+        "40",
+        "--iters",
+        "6",
+        "--sites",
+        "60",
+        "--max-sites",
+        "60",
+        "--prune-start",
+        "2",
+        "--prune-freq",
+        "2",
+        "--prune-end",
+        "5",
+    ];
+    let run = |input: &Path, out: &Path| {
+        let mut args = vec![
+            "fit",
+            input.to_str().unwrap(),
+            "--out-dir",
+            out.to_str().unwrap(),
+        ];
+        args.extend(short);
+        let output = sad(&args);
+        let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+        assert!(output.status.success(), "{stderr}");
+        stderr
+    };
+    // One photo: the note, and the outputs at the scaled size (MAX_DIM 40: s = 0.625).
+    let single = dir.join("single");
+    let stderr = run(&square, &single);
+    assert!(
+        stderr.contains("note:") && stderr.contains("64×64 is scaled down to 40×40"),
+        "{stderr}"
+    );
+    assert_eq!(
+        image::image_dimensions(single.join("square.png")).unwrap(),
+        (40, 40)
+    );
+    // A data set: each scaled photo noted, and its row at the size it was fitted at (the
+    // 64×30 crop: round(30 · 0.625) = 19 rows).
+    let set = dir.join("set");
+    let stderr = run(&photos, &set);
+    assert_eq!(stderr.matches("is scaled down to").count(), 2, "{stderr}");
+    assert!(stderr.contains("64×30 is scaled down to 40×19"), "{stderr}");
+    let table = burn_sad::sad::dataset::ResultsTable::load(&set.join("results.csv")).unwrap();
+    let mut sizes: Vec<(String, usize, usize)> = table
+        .rows()
+        .map(|row| (row.name.clone(), row.width, row.height))
+        .collect();
+    sizes.sort();
+    assert_eq!(
+        sizes,
+        [("square.png".into(), 40, 40), ("wide.png".into(), 40, 19)],
+        "rows"
+    );
+    assert_eq!(
+        image::image_dimensions(set.join("wide.png")).unwrap(),
+        (40, 19)
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -5,6 +5,7 @@ use std::path::Path;
 
 use burn::tensor::{Device, Tensor, TensorData};
 
+use super::resize::{resize_srgb8, scaled_size};
 use super::{ImageError, MAX_FILE_BYTES};
 
 /// An image file read into memory once, its size known from its header and within the
@@ -62,6 +63,37 @@ impl ImageFile {
     /// The pixels.
     pub fn decode(self) -> Result<PlanarRgb, ImageError> {
         pixels(&self.bytes).map_err(|error| error.for_file(&self.name))
+    }
+
+    /// The size [`ImageFile::decode_within`] gives for `max_dim`: the declared one, or the
+    /// scaled-down one where a side is over `max_dim`.
+    pub fn size_within(&self, max_dim: usize) -> (usize, usize) {
+        scaled_size(self.width, self.height, max_dim).unwrap_or((self.width, self.height))
+    }
+
+    /// The pixels, scaled down as the reference trainer loads a photo when a side is over
+    /// `max_dim`: to `round(W·s) × round(H·s)` with `s = max_dim / max(W, H)`, filtered in
+    /// linear light (see `resize`) and rounded to 8 bits again.
+    pub fn decode_within(self, max_dim: usize) -> Result<PlanarRgb, ImageError> {
+        let Some(out_size) = scaled_size(self.width, self.height, max_dim) else {
+            return self.decode();
+        };
+        let rgb = rgb8(&self.bytes).map_err(|error| error.for_file(&self.name))?;
+        let size = (rgb.width() as usize, rgb.height() as usize);
+        let scaled = resize_srgb8(rgb.as_raw(), size, out_size);
+        Ok(planar(&scaled, out_size.0, out_size.1))
+    }
+
+    /// Bytes of host memory [`ImageFile::decode_within`] holds at its peak, at most: the file's
+    /// pixels as decoded (up to 8 bytes each, RGBA at 16 bits) and as 8-bit RGB, and, when it
+    /// scales, the rows narrowed in linear light (12 bytes a pixel).
+    pub fn decode_bytes_within(&self, max_dim: usize) -> u64 {
+        let pixels = (self.width * self.height) as u64;
+        let narrowed = match scaled_size(self.width, self.height, max_dim) {
+            Some((out_width, _)) => (out_width * self.height) as u64 * 12,
+            None => pixels * 12,
+        };
+        pixels * (8 + 3) + narrowed
     }
 }
 
@@ -145,22 +177,37 @@ fn header(bytes: &[u8], max_side: usize) -> Result<(usize, usize), ImageError> {
 
 /// The pixels of bytes [`header`] accepted, as RGB planes.
 fn pixels(bytes: &[u8]) -> Result<PlanarRgb, ImageError> {
-    let rgb = reader(bytes)?
+    let rgb = rgb8(bytes)?;
+    Ok(planar(
+        rgb.as_raw(),
+        rgb.width() as usize,
+        rgb.height() as usize,
+    ))
+}
+
+/// The pixels of bytes [`header`] accepted, as 8-bit RGB (alpha dropped, grey expanded, 16 bits
+/// reduced to 8, as the reference loads them).
+fn rgb8(bytes: &[u8]) -> Result<::image::RgbImage, ImageError> {
+    Ok(reader(bytes)?
         .decode()
         .map_err(|error| codec(error.to_string()))?
-        .to_rgb8();
-    let (width, height) = (rgb.width() as usize, rgb.height() as usize);
-    let mut planar = vec![0f32; 3 * width * height];
-    for (i, pixel) in rgb.pixels().enumerate() {
+        .to_rgb8())
+}
+
+/// Interleaved 8-bit RGB as planes of values / 255.
+fn planar(rgb: &[u8], width: usize, height: usize) -> PlanarRgb {
+    let plane = width * height;
+    let mut planar = vec![0f32; 3 * plane];
+    for (i, pixel) in rgb.chunks_exact(3).enumerate() {
         for c in 0..3 {
-            planar[c * width * height + i] = f32::from(pixel[c]) / 255.0;
+            planar[c * plane + i] = f32::from(pixel[c]) / 255.0;
         }
     }
-    Ok(PlanarRgb {
+    PlanarRgb {
         width,
         height,
         planar,
-    })
+    }
 }
 
 /// A decoder's message as one readable line: its lines joined (the fuzzer found a JPEG message

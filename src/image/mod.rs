@@ -1,9 +1,11 @@
 //! Reading and writing images as `[1, 3, height, width]` tensors in [0, 1]; reading and
-//! decoding a file is in `decode`.
+//! decoding a file is in `decode`, scaling a photo down to a fit's largest size in `resize`.
 
 mod decode;
+mod resize;
 
 pub use decode::{ImageFile, PlanarRgb, decode_rgb};
+pub use resize::{resize_srgb8, scaled_size};
 
 use std::path::Path;
 

@@ -5,7 +5,9 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use burn::tensor::Device;
 use burn_sad::device::memory_on_host;
-use burn_sad::image::{ImageFile, check_writable_dir, encode_png, write_all_atomically};
+use burn_sad::image::{
+    ImageError, ImageFile, MAX_SIDE, check_writable_dir, encode_png, write_all_atomically,
+};
 use burn_sad::sad::fit::{FitOptions, FitProgress, Initialisation, TargetImage, Trainer};
 use burn_sad::sad::sites_to_string;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -39,22 +41,47 @@ fn fit_options(args: &FitArgs) -> Result<FitOptions> {
     })
 }
 
-/// The largest image side `options` fit.
-pub fn max_side(options: &FitOptions) -> usize {
+/// The largest side a fit trains on: MAX_DIM (`--max-dim`), within what the kernels index.
+pub fn max_dim(options: &FitOptions) -> usize {
     options
         .config
         .max_dim
         .min(burn_sad::sad::fit::KERNEL_MAX_SIDE)
 }
 
-/// Refuses an image whose fit would not fit in memory, from its header.
-pub fn check_fit_memory(file: &ImageFile, device: &Device) -> Result<()> {
+/// The largest image side `sad fit` reads: [`MAX_SIDE`], or MAX_DIM where that is larger.
+/// Photos with a side over MAX_DIM are scaled down to it, as the reference trainer does.
+pub fn max_side(options: &FitOptions) -> usize {
+    MAX_SIDE.max(max_dim(options))
+}
+
+/// Refuses a photo whose decoding or fit would not fit in memory, from its header.
+pub fn check_fit_memory(file: &ImageFile, max_dim: usize, device: &Device) -> Result<()> {
+    let (width, height) = (file.width, file.height);
+    if file.size_within(max_dim) != (width, height) {
+        checks::check_memory(
+            &format!("decoding and scaling down a {width}×{height} photo"),
+            file.decode_bytes_within(max_dim),
+            1,
+            0,
+            false,
+        )?;
+    }
+    let (width, height) = file.size_within(max_dim);
     checks::check_memory(
-        &format!("fitting a {}×{} image", file.width, file.height),
-        (file.width * file.height) as u64,
+        &format!("fitting a {width}×{height} image"),
+        (width * height) as u64,
         checks::FIT_HOST_BYTES_PER_PIXEL,
         checks::FIT_DEVICE_BYTES_PER_PIXEL,
         memory_on_host(device),
+    )
+}
+
+/// The line `sad fit` prints on stderr when it scales a photo down.
+pub fn scaled_note(path: &str, from: (usize, usize), to: (usize, usize), max_dim: usize) -> String {
+    format!(
+        "note: {path}: {}×{} is scaled down to {}×{} (MAX_DIM = {max_dim}; --max-dim raises it)",
+        from.0, from.1, to.0, to.1
     )
 }
 
@@ -70,6 +97,22 @@ pub fn fit_command(args: FitArgs, device: &Device, description: &str) -> Result<
     fit_one_command(&args, options, device, description)
 }
 
+/// [`ImageError::TooLarge`] as `sad fit` words it: what it reads, and what it scales.
+pub fn too_large_for_fit(error: ImageError, max_dim: usize) -> anyhow::Error {
+    match error {
+        ImageError::TooLarge {
+            path,
+            width,
+            height,
+            max,
+        } => anyhow::anyhow!(
+            "{path}: {width}×{height} is larger than {max} on a side, the largest photo sad fit \
+             reads (it scales photos down to MAX_DIM = {max_dim}; --max-dim raises both)"
+        ),
+        other => other.into(),
+    }
+}
+
 /// Trains one image, writes `<name>.png` and `<name>_sites.txt` as a unit, and prints PSNR
 /// last.
 fn fit_one_command(
@@ -81,19 +124,19 @@ fn fit_one_command(
     let image_path = &args.images[0];
     let stem = burn_sad::sad::dataset::output_stem(image_path)?;
     // Read once; the header's size is checked against the memory before anything is decoded.
-    let file = ImageFile::open(image_path, max_side(&options)).map_err(|error| match error {
-        burn_sad::image::ImageError::TooLarge {
-            path,
-            width,
-            height,
-            max,
-        } => anyhow::anyhow!(
-            "{path}: {width}×{height} is larger than MAX_DIM = {max} (--max-dim raises it)"
-        ),
-        other => other.into(),
-    })?;
-    check_fit_memory(&file, device)?;
-    let image = file.decode()?.into_tensor(device);
+    let max_dim = max_dim(&options);
+    let file = ImageFile::open(image_path, max_side(&options))
+        .map_err(|error| too_large_for_fit(error, max_dim))?;
+    check_fit_memory(&file, max_dim, device)?;
+    let size = file.size_within(max_dim);
+    if size != (file.width, file.height) {
+        let path = image_path.display().to_string();
+        eprintln!(
+            "{}",
+            scaled_note(&path, (file.width, file.height), size, max_dim)
+        );
+    }
+    let image = file.decode_within(max_dim)?.into_tensor(device);
     let target = TargetImage::from_tensor(image);
     let iters = options.config.default_iters;
     let mut trainer = Trainer::new(target.clone(), options, device)?;

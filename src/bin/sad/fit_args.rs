@@ -210,8 +210,8 @@ config_flags! {
     /// Adam's ε (default 1e-8, EPS).
     #[arg(long, allow_negative_numbers = true)]
     eps => eps: f32,
-    /// Largest width or height of the photo, read from its header before decoding (default
-    /// 12 000, MAX_DIM).
+    /// Largest width or height a fit trains at (default 12 000, MAX_DIM): a photo with a longer
+    /// side is scaled down to it, as the reference does (in linear light, Mitchell filter).
     #[arg(long, allow_negative_numbers = true)]
     max_dim => max_dim: usize,
 }

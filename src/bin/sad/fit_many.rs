@@ -9,7 +9,7 @@ use burn_sad::sad::dataset::{DatasetEvent, DatasetOptions, collect_images, fit_m
 use burn_sad::sad::fit::FitOptions;
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 
-use crate::fit::{check_fit_memory, max_side};
+use crate::fit::{check_fit_memory, max_dim, max_side, scaled_note};
 use crate::fit_args::FitArgs;
 
 /// Fits every image of the data set `args` names (or the shard's share), skipping those done
@@ -31,6 +31,7 @@ pub fn fit_many_command(
         None => (all.clone(), "results".to_owned()),
     };
     let iters = options.config.default_iters;
+    let max_dim = max_dim(&options);
     let dataset = DatasetOptions {
         max_side: max_side(&options),
         fit: options,
@@ -75,7 +76,9 @@ pub fn fit_many_command(
         &images,
         &dataset,
         &devices,
-        |file, device| check_fit_memory(file, device).map_err(|error| format!("{error:#}")),
+        |file, device| {
+            check_fit_memory(file, max_dim, device).map_err(|error| format!("{error:#}"))
+        },
         |event| match event {
             DatasetEvent::Skipped(row) => {
                 overall.inc(1);
@@ -88,7 +91,13 @@ pub fn fit_many_command(
                 name,
                 width,
                 height,
+                scaled_from,
             } => {
+                if let Some(from) = scaled_from {
+                    bars.suspend(|| {
+                        eprintln!("{}", scaled_note(name, from, (width, height), max_dim))
+                    });
+                }
                 let bar = bars.add(ProgressBar::new(iters as u64));
                 bar.set_style(image_style.clone());
                 bar.set_message(format!("{name} {width}×{height}"));

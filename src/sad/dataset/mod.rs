@@ -82,7 +82,8 @@ pub struct DatasetOptions {
     pub fit: FitOptions,
     /// Where each image's outputs and the results table go.
     pub out_dir: PathBuf,
-    /// The largest side an image may have (larger ones fail their row).
+    /// The largest side an image may have to be read (larger ones fail their row). Sides over
+    /// the fit's MAX_DIM (`fit.config.max_dim`) are scaled down to it, as a single fit does.
     pub max_side: usize,
     /// Fit images again whose outputs and row are complete.
     pub force: bool,
@@ -110,10 +111,12 @@ pub enum DatasetEvent<'a> {
     Started {
         /// Its row name.
         name: &'a str,
-        /// Its size.
+        /// The size it is fitted at.
         width: usize,
-        /// Its size.
+        /// The size it is fitted at.
         height: usize,
+        /// The file's own size, where it was scaled down to MAX_DIM.
+        scaled_from: Option<(usize, usize)>,
     },
     /// An iteration of the current image's fit.
     Progress {

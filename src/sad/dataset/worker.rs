@@ -12,7 +12,7 @@ use super::{
     DatasetError, DatasetEvent, DatasetOptions, ResultRow, ResultsTable, output_stem, row_name,
 };
 use crate::image::{ImageFile, encode_png, write_all_atomically};
-use crate::sad::fit::{FitOptions, TargetImage, Trainer};
+use crate::sad::fit::{FitOptions, KERNEL_MAX_SIDE, TargetImage, Trainer};
 use crate::sad::sites_to_string;
 
 /// The state the workers of [`fit_many`](super::fit_many) share.
@@ -146,13 +146,18 @@ fn fit_one(
     let (options, (device, label)) = (worker.options, worker.device);
     let file = ImageFile::open(image, options.max_side).map_err(|error| error.to_string())?;
     admit(&file, device)?;
-    let (width, height) = (file.width, file.height);
+    let max_dim = worker.fit.config.max_dim.min(KERNEL_MAX_SIDE);
+    let (width, height) = file.size_within(max_dim);
+    let scaled = (width, height) != (file.width, file.height);
     on_event(DatasetEvent::Started {
         name,
         width,
         height,
+        scaled_from: scaled.then_some((file.width, file.height)),
     });
-    let pixels = file.decode().map_err(|error| error.to_string())?;
+    let pixels = file
+        .decode_within(max_dim)
+        .map_err(|error| error.to_string())?;
     let target = TargetImage::from_tensor(pixels.into_tensor(device));
     let trainer =
         Trainer::new(target, worker.fit.clone(), device).map_err(|error| error.to_string())?;
