@@ -286,6 +286,7 @@ fn unusable_images_and_options_are_errors() {
         width: 8,
         height: 8,
         planar: vec![0.25; 192],
+        mask: None,
     };
     let no_sites = Trainer::new(flat, options(small_config(60)), &device);
     assert!(matches!(no_sites, Err(FitError::NoSites)));

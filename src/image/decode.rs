@@ -5,7 +5,7 @@ use std::path::Path;
 
 use burn::tensor::{Device, Tensor, TensorData};
 
-use super::resize::{resize_srgb8, scaled_size};
+use super::resize::{Transfer, resize_u8, scaled_size};
 use super::{ImageError, MAX_FILE_BYTES};
 
 /// An image file read into memory once, its size known from its header and within the
@@ -80,8 +80,48 @@ impl ImageFile {
         };
         let rgb = rgb8(&self.bytes).map_err(|error| error.for_file(&self.name))?;
         let size = (rgb.width() as usize, rgb.height() as usize);
-        let scaled = resize_srgb8(rgb.as_raw(), size, out_size);
+        let scaled = resize_u8(rgb.as_raw(), 3, size, out_size, Transfer::Srgb);
         Ok(planar(&scaled, out_size.0, out_size.1))
+    }
+
+    /// The file's alpha channel at the size [`ImageFile::decode_within`] gives (scaled as
+    /// values, not light), values / 255; `None` for a file without one.
+    pub fn alpha_within(&self, max_dim: usize) -> Result<Option<Vec<f32>>, ImageError> {
+        let image = reader(&self.bytes)
+            .and_then(|reader| reader.decode().map_err(|error| codec(error.to_string())))
+            .map_err(|error| error.for_file(&self.name))?;
+        if !image.color().has_alpha() {
+            return Ok(None);
+        }
+        let alpha: Vec<u8> = image.to_rgba8().pixels().map(|pixel| pixel[3]).collect();
+        let size = (self.width, self.height);
+        let out_size = self.size_within(max_dim);
+        let alpha = if out_size == size {
+            alpha
+        } else {
+            resize_u8(&alpha, 1, size, out_size, Transfer::Linear)
+        };
+        Ok(Some(alpha.iter().map(|&v| f32::from(v) / 255.0).collect()))
+    }
+
+    /// The file as a mask for a `width × height` photo, as the reference reads `--mask`: one
+    /// channel (stb's luma of RGB, `(77·R + 150·G + 29·B) >> 8`; a grey image as it is), scaled
+    /// to the photo's size as values where it differs, values / 255.
+    pub fn decode_mask(self, (width, height): (usize, usize)) -> Result<Vec<f32>, ImageError> {
+        let rgb = rgb8(&self.bytes).map_err(|error| error.for_file(&self.name))?;
+        let luma: Vec<u8> = rgb
+            .pixels()
+            .map(|p| {
+                ((77 * u32::from(p[0]) + 150 * u32::from(p[1]) + 29 * u32::from(p[2])) >> 8) as u8
+            })
+            .collect();
+        let size = (self.width, self.height);
+        let luma = if size == (width, height) {
+            luma
+        } else {
+            resize_u8(&luma, 1, size, (width, height), Transfer::Linear)
+        };
+        Ok(luma.iter().map(|&v| f32::from(v) / 255.0).collect())
     }
 
     /// Bytes of host memory [`ImageFile::decode_within`] holds at its peak, at most: the file's

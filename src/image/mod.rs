@@ -5,7 +5,7 @@ mod decode;
 mod resize;
 
 pub use decode::{ImageFile, PlanarRgb, decode_rgb};
-pub use resize::{resize_srgb8, scaled_size};
+pub use resize::{Transfer, resize_u8, scaled_size};
 
 use std::path::Path;
 

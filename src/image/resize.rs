@@ -1,6 +1,7 @@
-//! Scaling a photo down to the largest size a fit takes, as the reference trainer loads one:
-//! 8-bit sRGB in and out, filtered in linear light with the Mitchell–Netravali cubic
-//! (B = C = 1/3, stb_image_resize's default for downsampling), edges clamped.
+//! Scaling 8-bit images as the reference trainer does with stb_image_resize: a photo shrunk to
+//! the largest size a fit takes (sRGB, filtered in linear light), a mask fitted to its photo.
+//! Shrinking filters with the Mitchell–Netravali cubic (B = C = 1/3), enlarging with
+//! Catmull–Rom, an axis that keeps its size is copied; edges are clamped.
 
 /// The size an image of `width × height` is scaled to so that its longer side is at most
 /// `max_dim`: `round(W·s) × round(H·s)` with `s = max_dim / max(W, H)` in f32, each side at
@@ -15,47 +16,76 @@ pub fn scaled_size(width: usize, height: usize, max_dim: usize) -> Option<(usize
     Some((side(width), side(height)))
 }
 
-/// Scales interleaved 8-bit sRGB pixels (`width × height`, 3 bytes each) to `out_width ×
-/// out_height`, filtering in linear light, rows first then columns. Meant for shrinking; the
-/// filter widens with the shrink factor so every source pixel counts.
-pub fn resize_srgb8(
-    rgb: &[u8],
+/// How 8-bit values relate to the light the filter averages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Transfer {
+    /// sRGB-encoded colour: decoded to linear light before filtering, encoded after.
+    Srgb,
+    /// Values filtered as they are (a mask, an alpha channel).
+    Linear,
+}
+
+impl Transfer {
+    fn decode(self, value: u8) -> f32 {
+        match self {
+            Self::Srgb => srgb_to_linear(value),
+            Self::Linear => f32::from(value) / 255.0,
+        }
+    }
+
+    fn encode(self, value: f32) -> u8 {
+        match self {
+            Self::Srgb => linear_to_srgb8(value),
+            Self::Linear => (value.clamp(0.0, 1.0) * 255.0).round() as u8,
+        }
+    }
+}
+
+/// Scales interleaved 8-bit pixels of `channels` values (`width × height`) to `out_width ×
+/// out_height`, rows first then columns, as stb_image_resize does (`stbir_resize_uint8_srgb`
+/// with [`Transfer::Srgb`], `stbir_resize_uint8_linear` with [`Transfer::Linear`]). When
+/// shrinking, the filter widens with the factor so that every source pixel counts.
+pub fn resize_u8(
+    pixels: &[u8],
+    channels: usize,
     (width, height): (usize, usize),
     (out_width, out_height): (usize, usize),
+    transfer: Transfer,
 ) -> Vec<u8> {
     assert_eq!(
-        rgb.len(),
-        width * height * 3,
+        pixels.len(),
+        width * height * channels,
         "pixels do not match the size"
     );
-    let to_linear: Vec<f32> = (0..=255u8).map(srgb_to_linear).collect();
+    let decoded: Vec<f32> = (0..=255u8).map(|v| transfer.decode(v)).collect();
     let columns = Taps::new(width, out_width);
     let rows = Taps::new(height, out_height);
-    // Rows: each source row shrinks to out_width linear pixels.
-    let mut narrow = vec![0f32; height * out_width * 3];
-    for (y, out_row) in narrow.chunks_exact_mut(out_width * 3).enumerate() {
-        let row = &rgb[y * width * 3..(y + 1) * width * 3];
-        for (x, out) in out_row.chunks_exact_mut(3).enumerate() {
+    let (row_len, out_row_len) = (width * channels, out_width * channels);
+    // Rows: each source row narrowed to out_width pixels, as decoded values.
+    let mut narrow = vec![0f32; height * out_row_len];
+    for (y, out_row) in narrow.chunks_exact_mut(out_row_len).enumerate() {
+        let row = &pixels[y * row_len..(y + 1) * row_len];
+        for (x, out) in out_row.chunks_exact_mut(channels).enumerate() {
             for (source, weight) in columns.of(x) {
-                for c in 0..3 {
-                    out[c] += weight * to_linear[usize::from(row[source * 3 + c])];
+                for (c, sum) in out.iter_mut().enumerate() {
+                    *sum += weight * decoded[usize::from(row[source * channels + c])];
                 }
             }
         }
     }
     // Columns: each output row from the narrowed rows its taps name.
-    let mut out = vec![0u8; out_width * out_height * 3];
-    let mut line = vec![0f32; out_width * 3];
-    for (y, out_row) in out.chunks_exact_mut(out_width * 3).enumerate() {
+    let mut out = vec![0u8; out_row_len * out_height];
+    let mut line = vec![0f32; out_row_len];
+    for (y, out_row) in out.chunks_exact_mut(out_row_len).enumerate() {
         line.fill(0.0);
         for (source, weight) in rows.of(y) {
-            let row = &narrow[source * out_width * 3..(source + 1) * out_width * 3];
+            let row = &narrow[source * out_row_len..(source + 1) * out_row_len];
             for (sum, value) in line.iter_mut().zip(row) {
                 *sum += weight * value;
             }
         }
         for (byte, value) in out_row.iter_mut().zip(&line) {
-            *byte = linear_to_srgb8(*value);
+            *byte = transfer.encode(*value);
         }
     }
     out
@@ -70,8 +100,17 @@ struct Taps {
 
 impl Taps {
     fn new(length: usize, out_length: usize) -> Self {
+        if out_length == length {
+            // An axis that keeps its size is copied, as stb_image_resize does.
+            return Self {
+                starts: (0..length).collect(),
+                weights: vec![vec![1.0]; length],
+            };
+        }
         let scale = out_length as f64 / length as f64;
-        // The filter spans 2 output pixels each side; in source pixels, 2 / scale when shrinking.
+        // Shrinking: Mitchell, spanning 2 output pixels each side (2 / scale source pixels);
+        // enlarging: Catmull–Rom over 2 source pixels each side (stb_image_resize's defaults).
+        let filter: fn(f64) -> f64 = if scale < 1.0 { mitchell } else { catmull_rom };
         let support = 2.0 / scale.min(1.0);
         let filter_scale = scale.min(1.0);
         let mut starts = Vec::with_capacity(out_length);
@@ -86,7 +125,7 @@ impl Taps {
             let mut taps = vec![0f64; clamp(last) - first_source + 1];
             for position in first..=last {
                 taps[clamp(position) - first_source] +=
-                    mitchell((position as f64 - centre) * filter_scale);
+                    filter((position as f64 - centre) * filter_scale);
             }
             let total: f64 = taps.iter().sum();
             let taps: Vec<f32> = taps.iter().map(|weight| (weight / total) as f32).collect();
@@ -113,6 +152,18 @@ fn mitchell(x: f64) -> f64 {
         (16.0 + x * x * (21.0 * x - 36.0)) / 18.0
     } else if x < 2.0 {
         (32.0 + x * (-60.0 + x * (36.0 - 7.0 * x))) / 18.0
+    } else {
+        0.0
+    }
+}
+
+/// The Catmull–Rom cubic (B = 0, C = 1/2), zero from |x| = 2 on.
+fn catmull_rom(x: f64) -> f64 {
+    let x = x.abs();
+    if x < 1.0 {
+        1.0 - x * x * (2.5 - 1.5 * x)
+    } else if x < 2.0 {
+        2.0 - x * (4.0 + x * (0.5 * x - 2.5))
     } else {
         0.0
     }

@@ -68,7 +68,7 @@ fn direct(
 fn the_separable_passes_match_a_direct_two_dimensional_sum() {
     for (size, out_size) in [((13, 9), (5, 4)), ((40, 7), (12, 7)), ((31, 33), (10, 29))] {
         let rgb = noise(size.0 * size.1 * 3, 7);
-        let out = resize_srgb8(&rgb, size, out_size);
+        let out = resize_u8(&rgb, 3, size, out_size, Transfer::Srgb);
         assert_eq!(out.len(), out_size.0 * out_size.1 * 3);
         for y in 0..out_size.1 {
             for x in 0..out_size.0 {
@@ -91,7 +91,7 @@ fn the_separable_passes_match_a_direct_two_dimensional_sum() {
 fn flat_colours_stay_and_halving_averages_in_linear_light() {
     let flat = vec![77u8; 20 * 10 * 3];
     assert!(
-        resize_srgb8(&flat, (20, 10), (7, 3))
+        resize_u8(&flat, 3, (20, 10), (7, 3), Transfer::Srgb)
             .iter()
             .all(|&v| v == 77)
     );
@@ -104,7 +104,7 @@ fn flat_colours_stay_and_halving_averages_in_linear_light() {
             [v; 3]
         })
         .collect();
-    let half = resize_srgb8(&board, (16, 16), (8, 8));
+    let half = resize_u8(&board, 3, (16, 16), (8, 8), Transfer::Srgb);
     for y in 2..6 {
         for x in 2..6 {
             assert_eq!(half[(y * 8 + x) * 3], 188, "({x}, {y})");

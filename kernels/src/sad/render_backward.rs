@@ -37,7 +37,8 @@ impl BackwardOutputs {
 /// from `grad_image` (`[3, height, width]`, ∂L/∂image), or, with `outputs.from_target`, for the
 /// summed squared error against the image `grad_image` holds (∂L/∂ĉ = 2(ĉ − t), formed in the
 /// kernel: no render pass). With `outputs.removal` the last column gets each site's removal
-/// delta.
+/// delta. With `outputs.from_target`, a target pixel whose red value is negative lies outside
+/// the fit's mask and adds nothing.
 ///
 /// Sites are read from their full records `records` (see
 /// [`pack_sites_kernel`](crate::sad::pack_sites_kernel())): a few 16-byte loads per slot instead
@@ -102,9 +103,11 @@ pub fn render_backward_kernel<F: Float, N: Size>(
         inv_scale_sq,
         true,
     );
-    let active = inside && blend.any;
     let plane = height * width;
     let pixel = py * width + px;
+    // A target pixel with a negative red value lies outside the fit's mask: no loss there.
+    let in_mask = !comptime![outputs.from_target] || grad_image[pixel] >= F::new(0.0);
+    let active = inside && blend.any && in_mask;
     let mut pred = Array::<F>::new(3usize);
     let mut truth = Array::<F>::new(3usize);
     let mut upstream = Array::<F>::new(3usize);

@@ -34,7 +34,8 @@ impl StatisticsKind {
 
 /// Accumulates per-site statistics into `stats` (`[capacity, kind.channels()]`, zeroed by the
 /// caller) from the render of the sites, read from their full records `records` (see
-/// [`pack_sites_kernel`](crate::sad::pack_sites_kernel())), against `target` (`[3, height, width]`).
+/// [`pack_sites_kernel`](crate::sad::pack_sites_kernel())), against `target` (`[3, height, width]`;
+/// a pixel whose red value is negative lies outside the fit's mask and is skipped).
 ///
 /// Every pixel recomputes its blend; a site listed in several slots counts once, with its total
 /// weight W. Sums go through the tile hash (see `TileHash`; `native_atomics` where the runtime
@@ -77,9 +78,10 @@ pub fn site_statistics_kernel<F: Float, N: Size>(
             F::cast_from(inv_scale_sq),
             true,
         );
-        if blend.any {
-            let plane = height * width;
-            let pixel = y * width + x;
+        let plane = height * width;
+        let pixel = y * width + x;
+        // A target pixel with a negative red value lies outside the fit's mask.
+        if blend.any && target[pixel] >= F::new(0.0) {
             let mut pred = Array::<F>::new(3usize);
             let mut truth = Array::<F>::new(3usize);
             let mut err = F::new(0.0);

@@ -129,20 +129,43 @@ fn fit_one_command(
         .map_err(|error| too_large_for_fit(error, max_dim))?;
     check_fit_memory(&file, max_dim, device)?;
     let size = file.size_within(max_dim);
+    let path = image_path.display().to_string();
     if size != (file.width, file.height) {
-        let path = image_path.display().to_string();
         eprintln!(
             "{}",
             scaled_note(&path, (file.width, file.height), size, max_dim)
         );
     }
-    let image = file.decode_within(max_dim)?.into_tensor(device);
-    let target = TargetImage::from_tensor(image);
+    let mask = match args.mask.as_deref() {
+        None => None,
+        Some("alpha") => {
+            let alpha = file.alpha_within(max_dim)?;
+            if alpha.is_none() {
+                eprintln!("note: {path} has no alpha channel; --mask alpha keeps every pixel");
+            }
+            alpha
+        }
+        Some(mask) => Some(ImageFile::open(mask, MAX_SIDE)?.decode_mask(size)?),
+    };
+    let mut target = TargetImage::from_planar(file.decode_within(max_dim)?);
+    if let Some(mask) = mask {
+        target = target
+            .with_mask(mask)
+            .with_context(|| format!("--mask {}", args.mask.as_deref().unwrap_or_default()))?;
+    }
     let iters = options.config.default_iters;
     let mut trainer = Trainer::new(target.clone(), options, device)?;
     let schedule = *trainer.schedule();
+    let mask = match target.mask {
+        Some(_) => format!(
+            "{} of {} pixels",
+            target.counted_pixels(),
+            target.width * target.height
+        ),
+        None => "no".into(),
+    };
     println!(
-        "Training | device={description} | image={}x{} | sites={} | capacity={} | iters={iters}",
+        "Training | device={description} | image={}x{} | sites={} | capacity={} | iters={iters} | mask={mask}",
         target.width, target.height, schedule.initial_sites, schedule.capacity
     );
     match trainer.budget() {

@@ -33,6 +33,13 @@ pub struct FitArgs {
     /// ROCm GPU found. Replaces --device.
     #[arg(long, value_name = "LIST")]
     pub devices: Option<String>,
+    /// Fit part of the photo, as the reference's `--mask`: a mask image (white keeps, black
+    /// ignores, any value above 0 keeps; scaled to the photo), or `alpha` for the photo's own
+    /// alpha channel (in a data set, each image's; one without alpha counts every pixel). The
+    /// loss, the densify and prune statistics and PSNR count the kept pixels; SSIM is over the
+    /// whole image.
+    #[arg(long, value_name = "IMAGE|alpha")]
+    pub mask: Option<String>,
     /// A `training_config.json` (default: the reference's shipped values).
     #[arg(long)]
     pub config: Option<PathBuf>,

@@ -32,7 +32,16 @@ pub fn fit_many_command(
     };
     let iters = options.config.default_iters;
     let max_dim = max_dim(&options);
+    let mask_alpha = match args.mask.as_deref() {
+        None => false,
+        Some("alpha") => true,
+        Some(_) => anyhow::bail!(
+            "--mask IMAGE takes one photo; in a data set, --mask alpha masks each image by its own \
+             alpha channel"
+        ),
+    };
     let dataset = DatasetOptions {
+        mask_alpha,
         max_side: max_side(&options),
         fit: options,
         out_dir: args.out_dir.clone(),

@@ -85,6 +85,11 @@ pub struct DatasetOptions {
     /// The largest side an image may have to be read (larger ones fail their row). Sides over
     /// the fit's MAX_DIM (`fit.config.max_dim`) are scaled down to it, as a single fit does.
     pub max_side: usize,
+    /// Each image's alpha channel is its mask (see [`TargetImage::mask`]); an image without one
+    /// counts every pixel.
+    ///
+    /// [`TargetImage::mask`]: crate::sad::fit::TargetImage::mask
+    pub mask_alpha: bool,
     /// Fit images again whose outputs and row are complete.
     pub force: bool,
     /// The results files' stem: `results`, or a shard's ([`Shard::results_stem`]).

@@ -155,10 +155,19 @@ fn fit_one(
         height,
         scaled_from: scaled.then_some((file.width, file.height)),
     });
+    let alpha = match worker.options.mask_alpha {
+        true => file
+            .alpha_within(max_dim)
+            .map_err(|error| error.to_string())?,
+        false => None,
+    };
     let pixels = file
         .decode_within(max_dim)
         .map_err(|error| error.to_string())?;
-    let target = TargetImage::from_tensor(pixels.into_tensor(device));
+    let mut target = TargetImage::from_planar(pixels);
+    if let Some(alpha) = alpha {
+        target = target.with_mask(alpha).map_err(|error| error.to_string())?;
+    }
     let trainer =
         Trainer::new(target, worker.fit.clone(), device).map_err(|error| error.to_string())?;
     trainer.warm_up();

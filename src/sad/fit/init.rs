@@ -120,8 +120,12 @@ fn gradient_weighted(
                 next += 1;
                 let (x, y) = (u * w1, v * h1);
                 let (ix, iy) = (x as usize, y as usize);
+                let keep = target.mask_at(ix, iy);
+                if keep <= 0.0 {
+                    continue;
+                }
                 let [gx, gy] = target.sobel(ix, iy);
-                let gradient = (gx * gx + gy * gy).sqrt();
+                let gradient = (gx * gx + gy * gy).sqrt() * keep;
                 if gradient > threshold {
                     let log_tau = shape.log_tau + gradient.powf(0.25) * 2.0;
                     return site(x, y, target.rgb(ix, iy), log_tau, shape.radius);
@@ -182,6 +186,7 @@ mod tests {
             width: 8,
             height: 8,
             planar: vec![0.5; 3 * 64],
+            mask: None,
         };
         let shape = InitialShape {
             log_tau: 5.0,

@@ -26,7 +26,8 @@ pub(super) fn host_ids(candidates: &Candidates) -> Vec<i32> {
 }
 
 /// ∂L/∂sites (`[capacity, 10]`) of the summed squared error L = Σ (render − target)² against
-/// `target` (`[3, H, W]`), the reference trainer's loss, and with `removal` each site's removal
+/// `target` (`[3, H, W]`; over the pixels it counts, see [`TargetImage::to_tensor`]), the
+/// reference trainer's loss, and with `removal` each site's removal
 /// delta (`[capacity]`, see [`StatisticsKind::RemovalDelta`]). On CubeCL devices one kernel
 /// recomputes the render per pixel and forms ∂L/∂ĉ = 2(ĉ − t) itself, as the reference's
 /// gradient kernel does, and adds the removal delta in the same pass; elsewhere Burn's autodiff
@@ -52,11 +53,37 @@ pub fn squared_error_gradients(
     let tracked = sites.clone().autodiff().require_grad();
     let image =
         crate::sad::render_reference(tracked.clone(), candidates.ids(), candidates.geometry());
-    let error = image - target.clone();
+    let error = (image - target.clone()) * counted(target);
     let grads = (error.clone() * error).sum().backward();
     let grads = tracked.grad(&grads).expect("the sites are tracked").inner();
     let delta = removal.then(|| removal_deltas(sites, candidates, target));
     (grads, delta)
+}
+
+/// `[1, H, W]`: 1 where `target` (`[3, H, W]`) counts a pixel, 0 where its red value marks it
+/// outside the fit's mask (see [`TargetImage::to_tensor`]).
+fn counted(target: &Tensor<3>) -> Tensor<3> {
+    target
+        .clone()
+        .narrow(0, 0, 1)
+        .greater_equal_elem(0.0)
+        .float()
+}
+
+/// PSNR of `image` against `target` (both `[3, H, W]`, peak 1) over the pixels `target` counts
+/// (see [`TargetImage::to_tensor`]): the squared error summed over them, divided by 3 per pixel,
+/// as the reference computes it with a mask.
+pub fn masked_psnr(image: Tensor<3>, target: Tensor<3>) -> f64 {
+    let keep = counted(&target);
+    let pixels = keep.clone().sum().into_scalar::<f32>() as f64;
+    let error = (image - target) * keep;
+    let sum = (error.clone() * error).sum().into_scalar::<f32>() as f64;
+    let mse = sum / (pixels.max(1.0) * 3.0);
+    if mse == 0.0 {
+        100.0
+    } else {
+        -10.0 * mse.log10()
+    }
 }
 
 /// Each site's removal delta against `target` (`[capacity]`), by the statistics pass (see

@@ -25,7 +25,7 @@ pub fn site_statistics_reference(
         for x in 0..geometry.width {
             let cell = cell_of_pixel(x, y, geometry);
             let slots = blend_at(sites, &ids[cell * K..cell * K + K], x, y, inv_scale_sq);
-            if slots.is_empty() {
+            if slots.is_empty() || !target.counts(x, y) {
                 continue;
             }
             let truth = target.rgb(x, y);

@@ -2,9 +2,12 @@
 
 use burn::tensor::{Device, Tensor};
 
+use super::FitError;
+use crate::image::PlanarRgb;
 use crate::sad::sites::upload_contiguous;
 
-/// An RGB image in [0, 1], planar (`[3, height, width]`), as the trainer reads it on the host.
+/// An RGB image in [0, 1], planar (`[3, height, width]`), as the trainer reads it on the host,
+/// and optionally the mask of the pixels the fit counts.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TargetImage {
     /// Width in pixels.
@@ -13,6 +16,11 @@ pub struct TargetImage {
     pub height: usize,
     /// Planar RGB values, channel-major.
     pub planar: Vec<f32>,
+    /// The reference's `--mask`: `height × width` values in [0, 1]. The loss, the densify and
+    /// prune statistics, the prune normalisation and PSNR count the pixels above 0; the
+    /// gradient-weighted initialisation places no site outside them and scales the image
+    /// gradient by the value. `None`: every pixel counts.
+    pub mask: Option<Vec<f32>>,
 }
 
 impl TargetImage {
@@ -34,11 +42,82 @@ impl TargetImage {
             width,
             height,
             planar,
+            mask: None,
         }
     }
 
-    /// The image as a `[3, H, W]` contiguous tensor.
+    /// A decoded photo, without a mask.
+    pub fn from_planar(pixels: PlanarRgb) -> Self {
+        Self {
+            width: pixels.width,
+            height: pixels.height,
+            planar: pixels.planar,
+            mask: None,
+        }
+    }
+
+    /// The image with `mask` (`height × width` values in [0, 1], see [`TargetImage::mask`]).
+    pub fn with_mask(self, mask: Vec<f32>) -> Result<Self, FitError> {
+        let pixels = self.width * self.height;
+        if mask.len() != pixels {
+            return Err(FitError::Image(format!(
+                "the mask has {} values for {}×{} pixels",
+                mask.len(),
+                self.width,
+                self.height
+            )));
+        }
+        if mask.iter().any(|v| !(0.0..=1.0).contains(v)) {
+            return Err(FitError::Image("mask values must be in [0, 1]".into()));
+        }
+        if !mask.iter().any(|&v| v > 0.0) {
+            return Err(FitError::Image("the mask keeps no pixel".into()));
+        }
+        Ok(Self {
+            mask: Some(mask),
+            ..self
+        })
+    }
+
+    /// The mask's value at pixel (`x`, `y`): 1 without a mask.
+    pub fn mask_at(&self, x: usize, y: usize) -> f32 {
+        self.mask
+            .as_ref()
+            .map_or(1.0, |mask| mask[y * self.width + x])
+    }
+
+    /// Whether the fit counts pixel (`x`, `y`): inside the mask, and not marked outside it in
+    /// the pixels themselves (a negative red value, as [`TargetImage::to_tensor`] writes).
+    pub fn counts(&self, x: usize, y: usize) -> bool {
+        self.planar[y * self.width + x] >= 0.0 && self.mask_at(x, y) > 0.0
+    }
+
+    /// The pixels the fit counts (the reference's `maskSum`).
+    pub fn counted_pixels(&self) -> usize {
+        self.mask.as_ref().map_or(self.width * self.height, |mask| {
+            mask.iter().filter(|&&v| v > 0.0).count()
+        })
+    }
+
+    /// The image as the kernels take it, a `[3, H, W]` contiguous tensor: with a mask, the
+    /// pixels outside it have red −1, which the loss, the statistics and [`masked_psnr`]
+    /// skip.
+    ///
+    /// [`masked_psnr`]: super::masked_psnr
     pub fn to_tensor(&self, device: &Device) -> Tensor<3> {
+        let mut planar = self.planar.clone();
+        if let Some(mask) = &self.mask {
+            for (red, &keep) in planar.iter_mut().zip(mask) {
+                if keep <= 0.0 {
+                    *red = -1.0;
+                }
+            }
+        }
+        upload_contiguous(planar, [3, self.height, self.width], device)
+    }
+
+    /// The pixels alone, as a `[3, H, W]` contiguous tensor (no mask marks).
+    pub fn pixels_tensor(&self, device: &Device) -> Tensor<3> {
         upload_contiguous(self.planar.clone(), [3, self.height, self.width], device)
     }
 

@@ -27,6 +27,12 @@ pub(super) fn validate(target: &TargetImage, options: &FitOptions) -> Result<(),
             "--ssim-weight must be a non-negative number".into(),
         ));
     }
+    if options.ssim_weight > 0.0 && target.mask.is_some() {
+        // The SSIM term is a mean over the whole image; a mask would need its per-pixel map.
+        return Err(FitError::Config(
+            "--ssim-weight cannot be combined with a mask".into(),
+        ));
+    }
     match &options.init {
         Initialisation::GradientWeighted { sites, alpha } => {
             if *sites == 0 {

@@ -16,7 +16,7 @@ use super::init::{InitialShape, Initialisation, per_pixel_candidates};
 use super::options::{FitOptions, FitProgress, FitResult, PhaseTimes};
 use super::step::{NeighbourLists, diffuse_and_step_keeping};
 use super::validate::validate;
-use super::{FitError, TargetImage};
+use super::{FitError, TargetImage, masked_psnr};
 use crate::sad::{Candidates, HilbertOrder, RenderGeometry, SiteTable, psnr, render};
 use crate::ssim::{SsimOptions, fused_ssim};
 
@@ -213,7 +213,15 @@ impl Trainer {
 
     /// PSNR of the current render, in dB.
     pub fn psnr(&self) -> f64 {
-        psnr(self.render(), self.target_tensor.clone())
+        self.psnr_of(self.render())
+    }
+
+    /// PSNR of `image` against the target, over the mask's pixels where it has one.
+    fn psnr_of(&self, image: Tensor<3>) -> f64 {
+        match self.target.mask {
+            Some(_) => masked_psnr(image, self.target_tensor.clone()),
+            None => psnr(image, self.target_tensor.clone()),
+        }
     }
 
     /// One training iteration, in the reference's order. Returns the PSNR on measuring
@@ -320,11 +328,16 @@ impl Trainer {
             self.candidates = next;
         }
         let image = self.render();
-        let psnr = psnr(image.clone(), self.target_tensor.clone());
+        let psnr = self.psnr_of(image.clone());
         let training_time = start.elapsed();
+        // SSIM over the whole image: the pixels, not the mask's marks.
+        let pixels = match self.target.mask {
+            Some(_) => self.target.pixels_tensor(&image.device()),
+            None => self.target_tensor.clone(),
+        };
         let ssim = fused_ssim(
             image.clone().unsqueeze::<4>(),
-            self.target_tensor.clone().unsqueeze::<4>(),
+            pixels.unsqueeze::<4>(),
             SsimOptions::default(),
         )
         .into_scalar::<f32>() as f64;

@@ -147,8 +147,8 @@ impl Trainer {
     }
 
     pub(super) fn prune(&mut self, removal: Tensor<1>, count: usize) {
-        // The reference normalises by the masked pixels, all of them here.
-        let norm = 1.0 / (self.geometry.width * self.geometry.height).max(1) as f32;
+        // The reference normalises by the pixels its mask keeps.
+        let norm = 1.0 / self.target.counted_pixels().max(1) as f32;
         self.sites = prune_sites(self.sites.clone(), removal, count, norm);
         self.active_estimate = self.active_estimate.saturating_sub(count);
     }
