@@ -279,7 +279,7 @@ fn data_set_inputs_are_checked_first() {
     std::fs::create_dir_all(&twin).unwrap();
     std::fs::copy(photos.join("chelsea.png"), twin.join("chelsea.png")).unwrap();
     let out = dir.join("out");
-    let cases: [(Vec<PathBuf>, &[&str], &str); 6] = [
+    let cases: [(Vec<PathBuf>, &[&str], &str); 7] = [
         (vec![empty.clone()], &[], "no PNG or JPEG"),
         (vec![photos.join("*.gif")], &[], "matches no PNG or JPEG"),
         (
@@ -297,6 +297,11 @@ fn data_set_inputs_are_checked_first() {
             vec![photos.clone()],
             &["--devices", "flex,abacus"],
             "unknown device `abacus`",
+        ),
+        (
+            vec![photos.clone()],
+            &["--mask", "mask.png"],
+            "--mask IMAGE takes one photo",
         ),
     ];
     for (inputs, extra, needle) in cases {
