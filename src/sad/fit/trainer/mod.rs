@@ -1,5 +1,6 @@
 //! The training loop of the reference trainer (`trainVoronoi`), one iteration at a time.
 
+mod finish;
 mod phases;
 mod replay;
 mod warm_up;
@@ -9,16 +10,15 @@ pub use replay::REPLAY_ENV;
 use std::time::Instant;
 
 use burn::tensor::{Device, Tensor};
-use burn_sad_kernels::sad::{ADAM_STATE, POSITION};
+use burn_sad_kernels::sad::ADAM_STATE;
 
-use super::budget::{BudgetSolution, Schedule, bits_per_pixel, solve_target_bpp};
+use super::budget::{BudgetSolution, Schedule, solve_target_bpp};
 use super::init::{InitialShape, Initialisation, per_pixel_candidates};
 use super::options::{FitOptions, FitProgress, FitResult, PhaseTimes};
 use super::step::{NeighbourLists, diffuse_and_step_keeping};
 use super::validate::validate;
-use super::{FitError, TargetImage, masked_psnr};
-use crate::sad::{Candidates, HilbertOrder, RenderGeometry, SiteTable, psnr, render};
-use crate::ssim::{SsimOptions, fused_ssim};
+use super::{FitError, TargetImage};
+use crate::sad::{Candidates, HilbertOrder, RenderGeometry, render};
 
 /// Jacobi passes of tau-gradient diffusion per iteration (hard-coded in the reference).
 const TAU_DIFFUSION_PASSES: u32 = 4;
@@ -216,14 +216,6 @@ impl Trainer {
         self.psnr_of(self.render())
     }
 
-    /// PSNR of `image` against the target, over the mask's pixels where it has one.
-    fn psnr_of(&self, image: Tensor<3>) -> f64 {
-        match self.target.mask {
-            Some(_) => masked_psnr(image, self.target_tensor.clone()),
-            None => psnr(image, self.target_tensor.clone()),
-        }
-    }
-
     /// One training iteration, in the reference's order. Returns the PSNR on measuring
     /// iterations (every `log_every` and the last).
     pub fn step(&mut self) -> Option<f64> {
@@ -320,41 +312,6 @@ impl Trainer {
             });
         }
         self.finish(start)
-    }
-
-    /// The final render and its metrics; `start` is when the loop began.
-    pub fn finish(mut self, start: Instant) -> FitResult {
-        if let Some(next) = self.pending.take() {
-            self.candidates = next;
-        }
-        let image = self.render();
-        let psnr = self.psnr_of(image.clone());
-        let training_time = start.elapsed();
-        // SSIM over the whole image: the pixels, not the mask's marks.
-        let pixels = match self.target.mask {
-            Some(_) => self.target.pixels_tensor(&image.device()),
-            None => self.target_tensor.clone(),
-        };
-        let ssim = fused_ssim(
-            image.clone().unsqueeze::<4>(),
-            pixels.unsqueeze::<4>(),
-            SsimOptions::default(),
-        )
-        .into_scalar::<f32>() as f64;
-        let (width, height) = (self.geometry.width, self.geometry.height);
-        let mut sites = SiteTable::from_tensor(self.sites.clone(), width, height);
-        sites.sites.retain(|s| s[POSITION] >= 0.0);
-        FitResult {
-            bits_per_pixel: bits_per_pixel(sites.sites.len(), width, height),
-            sites,
-            image,
-            psnr,
-            ssim,
-            training_time,
-            iterations: self.iteration,
-            budget: self.budget,
-            phase_times: self.profile.map(|(times, _)| times),
-        }
     }
 }
 
