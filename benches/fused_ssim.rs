@@ -11,6 +11,14 @@
 //! - Rows `l1ssim-…` time the fused `ssim_l1_loss` (λ = 0.2); their "reference" column is the
 //!   unfused Burn L1 plus `fused_ssim`, and their baseline is fused-ssim plus a torch L1.
 //! - Rows `BxCxDxHxW` time `fused_ssim3d` (baseline: fused-ssim's `fused_ssim3d`).
+//! - Rows `msssim-…` time `ms_ssim` (5 scales, valid padding); their "reference" column is
+//!   `ms_ssim_reference` and their baseline pytorch-msssim's `ms_ssim(X, Y, data_range=1)`.
+//! - `--peaks TFLOPS,TBPS` (default an H200's: 67 TFLOP/s f32, 4.8 TB/s) sets the peaks the
+//!   roofline lines after the table divide by: per 2D SSIM row, achieved flop/s and bytes/s of
+//!   the train and infer steps, from a count per pixel and channel of 240 flop forward and 610
+//!   forward + backward (the separable 11-tap window over five maps and the SSIM formula; the
+//!   backward recomputes the forward, then filters three maps), and of the bytes that must move:
+//!   both images read (8 B) to infer, both read twice and the gradient written (20 B) to train.
 //! - The device comes from `$BURN_SAD_DEVICE` (default: the best available).
 //!
 //! Times are synchronised wall time: warm-up, then `iters` back-to-back steps, then a device
@@ -23,7 +31,8 @@ use std::collections::HashMap;
 use burn::tensor::{Device, Distribution, Tensor};
 use burn_sad::device::{DeviceChoice, select_device};
 use burn_sad::ssim::{
-    SsimOptions, fused_ssim, fused_ssim3d, ssim_l1_loss, ssim_reference, ssim3d_reference,
+    MsSsimOptions, SsimOptions, fused_ssim, fused_ssim3d, ms_ssim, ms_ssim_reference, ssim_l1_loss,
+    ssim_reference, ssim3d_reference,
 };
 use common::time_ms;
 
@@ -44,6 +53,26 @@ const QUICK_VOLUMES: [[usize; 5]; 1] = [[1, 1, 24, 40, 36]];
 /// Shapes of the fused L1+SSIM rows (the 3DGS loss, λ = 0.2).
 const L1_SHAPES: [[usize; 4]; 2] = [[1, 3, 1080, 1920], [1, 3, 2160, 3840]];
 const LAMBDA: f32 = 0.2;
+
+/// Shapes of the MS-SSIM rows (pytorch-msssim's 5 scales need a side over 160).
+const MS_SHAPES: [[usize; 4]; 2] = [[1, 3, 1080, 1920], [8, 3, 256, 256]];
+
+/// Flop per pixel and channel of the 2D SSIM forward, and of forward + backward (see above).
+const FLOP_INFER: f64 = 240.0;
+const FLOP_TRAIN: f64 = 610.0;
+/// Bytes per pixel and channel that must move (see above).
+const BYTES_INFER: f64 = 8.0;
+const BYTES_TRAIN: f64 = 20.0;
+
+/// `ms_ssim` with its defaults, as an [`SsimFn`] (the SSIM options are not its own).
+fn ms_ssim_default(img1: Tensor<4>, img2: Tensor<4>, _: SsimOptions) -> Tensor<1> {
+    ms_ssim(img1, img2, &MsSsimOptions::default())
+}
+
+/// `ms_ssim_reference` with its defaults, as an [`SsimFn`].
+fn ms_ssim_reference_default(img1: Tensor<4>, img2: Tensor<4>, _: SsimOptions) -> Tensor<1> {
+    ms_ssim_reference(img1, img2, &MsSsimOptions::default())
+}
 
 /// 1 − the loss, so that `train_ms` (which differentiates 1 − op) times the loss itself.
 fn one_minus_l1_ssim(pred: Tensor<4>, gt: Tensor<4>, options: SsimOptions) -> Tensor<1> {
@@ -70,6 +99,8 @@ struct Args {
     iters: usize,
     baseline: Option<String>,
     reference: bool,
+    /// Peak f32 flop/s (in TFLOP/s) and memory bandwidth (TB/s) of the roofline lines.
+    peaks: (f64, f64),
 }
 
 fn parse_args() -> Args {
@@ -78,6 +109,7 @@ fn parse_args() -> Args {
         iters: 50,
         baseline: None,
         reference: true,
+        peaks: (67.0, 4.8),
     };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
@@ -86,6 +118,11 @@ fn parse_args() -> Args {
             "--no-reference" => args.reference = false,
             "--iters" => args.iters = it.next().and_then(|v| v.parse().ok()).expect("--iters N"),
             "--baseline" => args.baseline = it.next(),
+            "--peaks" => {
+                let value = it.next().unwrap_or_default();
+                let (flops, bytes) = value.split_once(',').expect("--peaks TFLOPS,TBPS");
+                args.peaks = (flops.parse().expect("TFLOPS"), bytes.parse().expect("TBPS"));
+            }
             // `cargo bench` passes `--bench`.
             _ => {}
         }
@@ -180,9 +217,19 @@ fn main() {
                 one_minus_l1_ssim as SsimFn<4>,
                 one_minus_l1_plus_ssim as SsimFn<4>,
             )
+        }))
+        .chain(MS_SHAPES.iter().filter(|_| !args.quick).map(|&shape| {
+            let key = format!("msssim-{}", label(&shape));
+            (
+                key,
+                shape,
+                ms_ssim_default as SsimFn<4>,
+                ms_ssim_reference_default as SsimFn<4>,
+            )
         }));
+    let mut roofline = Vec::new();
     for (key, shape, op, reference_op) in rows {
-        bench_row(
+        let (train, infer) = bench_row(
             &key,
             shape,
             op,
@@ -191,6 +238,9 @@ fn main() {
             baseline.as_ref(),
             &device,
         );
+        if key == label(&shape) {
+            roofline.push(roofline_line(&key, shape, train, infer, args.peaks));
+        }
     }
     let volumes: &[[usize; 5]] = if args.quick {
         &QUICK_VOLUMES
@@ -210,9 +260,38 @@ fn main() {
             &device,
         );
     }
+    println!();
+    for line in roofline {
+        println!("{line}");
+    }
 }
 
-/// Times one row and prints it.
+/// Achieved flop/s and bytes/s of a 2D SSIM row's train and infer steps (ms), against `peaks`.
+fn roofline_line(
+    key: &str,
+    shape: [usize; 4],
+    train: f64,
+    infer: f64,
+    peaks: (f64, f64),
+) -> String {
+    let values = shape.iter().product::<usize>() as f64;
+    let rate = |per_value: f64, ms: f64| per_value * values / (ms * 1e-3);
+    let part = |flop: f64, bytes: f64, ms: f64| {
+        let (flops, bps) = (rate(flop, ms) / 1e12, rate(bytes, ms) / 1e12);
+        format!(
+            "{flops:.1} TFLOP/s ({:.0} % of peak), {bps:.2} TB/s ({:.0} %)",
+            100.0 * flops / peaks.0,
+            100.0 * bps / peaks.1
+        )
+    };
+    format!(
+        "roofline {key}: train {}; infer {}",
+        part(FLOP_TRAIN, BYTES_TRAIN, train),
+        part(FLOP_INFER, BYTES_INFER, infer)
+    )
+}
+
+/// Times one row and prints it; returns our train and infer ms.
 fn bench_row<const D: usize>(
     key: &str,
     shape: [usize; D],
@@ -221,7 +300,7 @@ fn bench_row<const D: usize>(
     args: &Args,
     baseline: Option<&HashMap<String, (f64, f64)>>,
     device: &Device,
-) {
+) -> (f64, f64) {
     let img1 = Tensor::<D>::random(shape, Distribution::Default, device);
     let img2 = (img1.clone() * 0.8
         + Tensor::<D>::random(shape, Distribution::Default, device) * 0.2)
@@ -250,4 +329,5 @@ fn bench_row<const D: usize>(
     println!(
         "| {key} | {train:.3} | {infer:.3} | {ref_train} | {ref_infer} | {base_train} | {base_infer} | {ratio_train} | {ratio_infer} |"
     );
+    (train, infer)
 }

@@ -2,7 +2,8 @@
 time over back-to-back steps after warm-up), and prints `BxCxHxW` (and `BxCxDxHxW`) `train_ms infer_ms` lines that
 `cargo bench --bench fused_ssim -- --baseline FILE` turns into ratio columns.
 
-Needs PyTorch with CUDA and the `fused_ssim` package installed (built for the GPU's arch).
+Needs PyTorch with CUDA and the `fused_ssim` package installed (built for the GPU's arch); with
+pytorch-msssim installed too, it also times its `ms_ssim` (`msssim-` lines).
 Usage: python3 fused_ssim_baseline.py [iters] > baseline.txt
 """
 import sys
@@ -14,6 +15,7 @@ from fused_ssim import fused_ssim, fused_ssim3d
 SHAPES = [(1, 3, 1080, 1920), (1, 3, 2160, 3840), (5, 1, 1024, 1024), (8, 3, 256, 256)]
 L1_SHAPES = [(1, 3, 1080, 1920), (1, 3, 2160, 3840)]
 VOLUMES = [(2, 3, 96, 96, 96), (1, 1, 256, 256, 256)]
+MS_SHAPES = [(1, 3, 1080, 1920), (8, 3, 256, 256)]
 LAMBDA = 0.2
 
 
@@ -89,6 +91,33 @@ def main():
         t = time_ms(train, iters)
         i = time_ms(infer, iters)
         print("x".join(map(str, shape)), f"{t:.4f}", f"{i:.4f}", flush=True)
+    time_ms_ssim(iters)
+
+
+def time_ms_ssim(iters):
+    """pytorch-msssim's `ms_ssim(X, Y, data_range=1)`: 5 scales, 11-tap Gaussian, valid."""
+    try:
+        from pytorch_msssim import ms_ssim
+    except ImportError:
+        print("# pytorch-msssim is not installed: no msssim- lines", flush=True)
+        return
+    for shape in MS_SHAPES:
+        img1 = torch.rand(shape, device="cuda")
+        img2 = (img1 * 0.8 + torch.rand(shape, device="cuda") * 0.2).clamp(0, 1)
+        param = img1.clone().requires_grad_(True)
+
+        def train():
+            param.grad = None
+            loss = 1.0 - ms_ssim(param, img2, data_range=1.0)
+            loss.backward()
+
+        def infer():
+            with torch.no_grad():
+                ms_ssim(img1, img2, data_range=1.0)
+
+        t = time_ms(train, iters)
+        i = time_ms(infer, iters)
+        print("msssim-" + "x".join(map(str, shape)), f"{t:.4f}", f"{i:.4f}", flush=True)
 
 
 if __name__ == "__main__":

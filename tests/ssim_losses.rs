@@ -185,3 +185,19 @@ fn bad_inputs_are_rejected() {
         Err(SsimError::ShapeMismatch { .. })
     ));
 }
+
+#[test]
+fn ms_ssim_of_anticorrelated_images_is_zero_with_finite_gradients() {
+    // 1 − a against a: every scale's contrast-structure term is negative, so the clamped product
+    // is 0, and its gradient must be 0, not NaN (ln and powers of values ≤ 0).
+    let device = device();
+    let (a, _) = pair([1, 2, 170, 180], 12, &device);
+    let b = a.clone().neg().add_scalar(1.0);
+    let (value, grad_a, grad_b) =
+        value_and_grads(|x, y| ms_ssim(x, y, &MsSsimOptions::default()), &a, &b);
+    assert_eq!(value, 0.0);
+    assert!(
+        grad_a.iter().chain(&grad_b).all(|g| *g == 0.0),
+        "a gradient through a clamped scale"
+    );
+}

@@ -78,8 +78,8 @@ fn compose(
         sigma: options.sigma,
     };
     let scales = options.weights.len();
-    let mut product: Option<Tensor<1>> = None;
-    for (scale, &weight) in options.weights.iter().enumerate() {
+    let mut values = Vec::with_capacity(scales);
+    for scale in 0..scales {
         let last = scale + 1 == scales;
         let config = SsimKernelConfig {
             term: if last {
@@ -90,23 +90,33 @@ fn compose(
             per_plane: true,
             ..ssim.into()
         };
-        let factor = relu_pow(plane_values(img1.clone(), img2.clone(), config), weight);
-        product = Some(match product {
-            Some(product) => product * factor,
-            None => factor,
-        });
+        values.push(plane_values(img1.clone(), img2.clone(), config));
         if !last {
             img1 = downsample(img1);
             img2 = downsample(img2);
         }
     }
-    product.expect("at least one scale").mean()
+    weighted_product(values, &options.weights).mean()
 }
 
-/// `max(v, 0)^w`, with a zero (not NaN) gradient where `v ≤ 0`.
-fn relu_pow(values: Tensor<1>, weight: f32) -> Tensor<1> {
-    let positive = values.clone().greater_elem(0.0).float();
-    values.clamp_min(1e-12).powf_scalar(weight) * positive
+/// Per plane, `Π_s max(v_s, 0)^w_s` over the scales' values (`values[s]`, one per plane), as
+/// `exp(Σ_s w_s · ln v_s)` where no weighted `v_s` is ≤ 0 and 0 elsewhere (a zero, not NaN,
+/// gradient there): a handful of ops over all scales at once rather than several per scale, which is
+/// what small batches spend their time on.
+fn weighted_product(values: Vec<Tensor<1>>, weights: &[f32]) -> Tensor<1> {
+    let scales = values.len();
+    let device = values[0].device();
+    let values = Tensor::stack::<2>(values, 0);
+    let weights = Tensor::<1>::from_floats(weights, &device).reshape([scales, 1]);
+    // A scale whose value is ≤ 0 zeroes the product unless its weight is 0 (0⁰ = 1, as
+    // pytorch-msssim's relu then pow gives).
+    let zeroing =
+        values.clone().lower_equal_elem(0.0).float() * weights.clone().greater_elem(0.0).float();
+    let kept = zeroing.sum_dim(0).equal_elem(0.0).float();
+    let logs = values.clamp_min(1e-12).log() * weights;
+    let product = logs.sum_dim(0).exp() * kept;
+    let planes = product.dims()[1];
+    product.reshape([planes])
 }
 
 /// 2×2 average pooling with `side mod 2` zero padding on each side, padding counted (PyTorch's

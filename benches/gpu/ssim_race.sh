@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# On the GPU machine, from the repository root: the README's SSIM tables in one command.
+# Builds fused-ssim from a fetched copy (.ref/fused-ssim, kept out of git) for sm_90, installs
+# pytorch-msssim from a wheel in .whl/ where one is there (the GPU machine has no internet),
+# times both with benches/fused_ssim_baseline.py, then our CUDA build of the fused_ssim bench
+# (`$BIN/fused_ssim.xz`, built on a CPU machine with `cargo bench --no-run --bench fused_ssim
+# --no-default-features --features cuda`) against those times, with its roofline lines.
+#
+# Usage: BIN=dir bash benches/gpu/ssim_race.sh [ITERS]   (default 50)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+OUT=${OUT:-/tmp/sad-out}
+mkdir -p "$OUT"
+iters=${1:-50}
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+if ! python3 -c "import fused_ssim" 2>/dev/null; then
+  rm -rf /tmp/fused-ssim-build
+  cp -r .ref/fused-ssim /tmp/fused-ssim-build
+  (cd /tmp/fused-ssim-build && CUDA_ARCHITECTURES=90 python3 -m pip install --no-build-isolation -q . 2>&1 | tail -3)
+fi
+for wheel in .whl/pytorch_msssim-*.whl; do
+  [ -e "$wheel" ] && python3 -m pip install -q --no-deps "$wheel"
+done
+python3 benches/fused_ssim_baseline.py "$iters" | tee "$OUT/baseline.txt"
+xz -dc "${BIN:-.bin}/fused_ssim.xz" >/tmp/fused_ssim_bench
+chmod +x /tmp/fused_ssim_bench
+BURN_SAD_DEVICE=cuda /tmp/fused_ssim_bench --iters "$iters" --baseline "$OUT/baseline.txt" \
+  | tee "$OUT/ssim_table.md"
