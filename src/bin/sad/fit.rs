@@ -4,7 +4,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use burn::tensor::Device;
-use burn_sad::device::memory_on_host;
+use burn_sad::device::{memory_on_host, select_devices};
 use burn_sad::image::{
     ImageError, ImageFile, MAX_SIDE, check_writable_dir, encode_png, write_all_atomically,
 };
@@ -87,14 +87,30 @@ pub fn scaled_note(path: &str, from: (usize, usize), to: (usize, usize), max_dim
 
 /// `sad fit`: one image, or a data set ([`crate::fit_many`]).
 pub fn fit_command(args: FitArgs, device: &Device, description: &str) -> Result<()> {
-    let options = fit_options(&args)?;
-    // Where the outputs go, before any work: a read-only folder is found now, not after training.
-    check_writable_dir(&args.out_dir)
-        .with_context(|| format!("{}: cannot write the outputs there", args.out_dir.display()))?;
+    let options = checked_options(&args)?;
     if args.is_dataset() {
-        return crate::fit_many::fit_many_command(&args, options, device, description);
+        let devices = vec![(device.clone(), description.to_owned())];
+        return crate::fit_many::fit_many_command(&args, options, devices);
     }
     fit_one_command(&args, options, device, description)
+}
+
+/// `sad fit --devices LIST`: a data set spread over the devices `list` names, each started
+/// here (no other device is).
+pub fn fit_on_devices(args: FitArgs, list: &str) -> Result<()> {
+    let options = checked_options(&args)?;
+    let devices = select_devices(list).map_err(anyhow::Error::msg)?;
+    crate::clock::mark_device_ready();
+    crate::fit_many::fit_many_command(&args, options, devices)
+}
+
+/// The fit options from the flags, once the outputs' folder is known to be writable (a
+/// read-only folder is found now, not after training).
+fn checked_options(args: &FitArgs) -> Result<FitOptions> {
+    let options = fit_options(args)?;
+    check_writable_dir(&args.out_dir)
+        .with_context(|| format!("{}: cannot write the outputs there", args.out_dir.display()))?;
+    Ok(options)
 }
 
 /// [`ImageError::TooLarge`] as `sad fit` words it: what it reads, and what it scales.

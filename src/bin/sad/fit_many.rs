@@ -4,7 +4,6 @@ use std::collections::HashMap;
 
 use anyhow::{Result, bail};
 use burn::tensor::Device;
-use burn_sad::device::select_devices;
 use burn_sad::sad::dataset::{DatasetEvent, DatasetOptions, collect_images, fit_many};
 use burn_sad::sad::fit::FitOptions;
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
@@ -18,13 +17,8 @@ use crate::fit_args::FitArgs;
 pub fn fit_many_command(
     args: &FitArgs,
     options: FitOptions,
-    device: &Device,
-    description: &str,
+    devices: Vec<(Device, String)>,
 ) -> Result<()> {
-    let devices = match &args.devices {
-        Some(list) => select_devices(list).map_err(anyhow::Error::msg)?,
-        None => vec![(device.clone(), description.to_owned())],
-    };
     let all = collect_images(&args.images)?;
     let (images, results_stem) = match args.shard {
         Some(shard) => (shard.select(&all), shard.results_stem()),

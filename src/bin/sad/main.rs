@@ -95,9 +95,24 @@ fn run(cli: Cli) -> Result<()> {
     let device = cli.device;
     match cli.command {
         Command::Results(args) => results::results_command(args),
-        Command::Fit(args) => on_device(device, |d, s| fit::fit_command(*args, d, s)),
+        // `--devices` names every device the fit uses: the default one is not started too.
+        Command::Fit(args) => match args.devices.clone() {
+            Some(list) => {
+                use_kernel_cache();
+                fit::fit_on_devices(*args, &list)
+            }
+            None => on_device(device, |d, s| fit::fit_command(*args, d, s)),
+        },
         Command::Render(args) => on_device(device, |d, s| render::render_command(args, d, s)),
         Command::Ssim(args) => on_device(device, |d, s| ssim::ssim_command(args, d, s)),
+    }
+}
+
+/// Turns the kernel cache on, before the first device: compiled kernels then come from disk
+/// after the first run.
+fn use_kernel_cache() {
+    if let KernelCache::Failed(why) = enable_kernel_cache() {
+        eprintln!("warning: kernels are compiled on every run: {why}");
     }
 }
 
@@ -107,10 +122,7 @@ fn on_device(
     choice: Option<DeviceChoice>,
     work: impl FnOnce(&burn::tensor::Device, &str) -> Result<()>,
 ) -> Result<()> {
-    // Before the first device: compiled kernels then come from disk after the first run.
-    if let KernelCache::Failed(why) = enable_kernel_cache() {
-        eprintln!("warning: kernels are compiled on every run: {why}");
-    }
+    use_kernel_cache();
     let choice = match choice {
         Some(choice) => choice,
         None => DeviceChoice::from_env().map_err(anyhow::Error::msg)?,
