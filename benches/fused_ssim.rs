@@ -199,34 +199,29 @@ fn main() {
         "| shape | train ms | infer ms | reference train ms | reference infer ms | baseline train ms | baseline infer ms | train ratio | infer ratio |"
     );
     println!("|---|---|---|---|---|---|---|---|---|");
-    let rows = shapes
-        .iter()
-        .map(|&shape| {
-            (
-                label(&shape),
-                shape,
-                fused_ssim as SsimFn<4>,
-                ssim_reference as SsimFn<4>,
-            )
-        })
-        .chain(L1_SHAPES.iter().filter(|_| !args.quick).map(|&shape| {
-            let key = format!("l1ssim-{}", label(&shape));
-            (
-                key,
-                shape,
-                one_minus_l1_ssim as SsimFn<4>,
-                one_minus_l1_plus_ssim as SsimFn<4>,
-            )
-        }))
-        .chain(MS_SHAPES.iter().filter(|_| !args.quick).map(|&shape| {
-            let key = format!("msssim-{}", label(&shape));
-            (
-                key,
-                shape,
-                ms_ssim_default as SsimFn<4>,
-                ms_ssim_reference_default as SsimFn<4>,
-            )
-        }));
+    // (row key, shape, op, its reference): plain SSIM, then on GPUs L1+SSIM and MS-SSIM.
+    let family =
+        |prefix: &'static str, shapes: &[[usize; 4]], op: SsimFn<4>, reference: SsimFn<4>| {
+            shapes
+                .iter()
+                .map(move |&shape| (format!("{prefix}{}", label(&shape)), shape, op, reference))
+                .collect::<Vec<_>>()
+        };
+    let mut rows = family("", &shapes, fused_ssim, ssim_reference);
+    if !args.quick {
+        rows.extend(family(
+            "l1ssim-",
+            &L1_SHAPES,
+            one_minus_l1_ssim,
+            one_minus_l1_plus_ssim,
+        ));
+        rows.extend(family(
+            "msssim-",
+            &MS_SHAPES,
+            ms_ssim_default,
+            ms_ssim_reference_default,
+        ));
+    }
     let mut roofline = Vec::new();
     for (key, shape, op, reference_op) in rows {
         let (train, infer) = bench_row(

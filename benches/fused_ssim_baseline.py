@@ -30,94 +30,54 @@ def time_ms(step, iters):
     return (time.perf_counter() - start) * 1e3 / iters
 
 
+def race(key, shape, loss, infer, iters):
+    """Times a training step (`loss(x, y)` differentiated with respect to x) and an inference
+    (`infer(x, y)`) on a random pair of `shape`, and prints the line."""
+    img1 = torch.rand(shape, device="cuda")
+    img2 = (img1 * 0.8 + torch.rand(shape, device="cuda") * 0.2).clamp(0, 1)
+    param = img1.clone().requires_grad_(True)
+
+    def train_step():
+        param.grad = None
+        loss(param, img2).backward()
+
+    def infer_step():
+        with torch.no_grad():
+            infer(img1, img2)
+
+    t = time_ms(train_step, iters)
+    i = time_ms(infer_step, iters)
+    print(key + "x".join(map(str, shape)), f"{t:.4f}", f"{i:.4f}", flush=True)
+
+
 def main():
     iters = int(sys.argv[1]) if len(sys.argv) > 1 else 50
     torch.manual_seed(0)
     print(f"# fused-ssim on {torch.cuda.get_device_name()}, torch {torch.__version__}")
     for shape in SHAPES:
-        img1 = torch.rand(shape, device="cuda")
-        img2 = (img1 * 0.8 + torch.rand(shape, device="cuda") * 0.2).clamp(0, 1)
-        param = img1.clone().requires_grad_(True)
-
-        def train():
-            param.grad = None
-            loss = 1.0 - fused_ssim(param, img2, padding="same", train=True)
-            loss.backward()
-
-        def infer():
-            with torch.no_grad():
-                fused_ssim(img1, img2, padding="same", train=False)
-
-        t = time_ms(train, iters)
-        i = time_ms(infer, iters)
-        print("x".join(map(str, shape)), f"{t:.4f}", f"{i:.4f}", flush=True)
+        race("", shape, lambda x, y: 1.0 - fused_ssim(x, y, padding="same", train=True),
+             lambda x, y: fused_ssim(x, y, padding="same", train=False), iters)
 
     # The 3DGS loss: fused-ssim plus a separate torch L1 (what fused-ssim users run today).
+    def l1_ssim(x, y, train):
+        ssim = fused_ssim(x, y, padding="same", train=train)
+        return (1 - LAMBDA) * (x - y).abs().mean() + LAMBDA * (1.0 - ssim)
+
     for shape in L1_SHAPES:
-        img1 = torch.rand(shape, device="cuda")
-        img2 = (img1 * 0.8 + torch.rand(shape, device="cuda") * 0.2).clamp(0, 1)
-        param = img1.clone().requires_grad_(True)
-
-        def loss_of(x, train):
-            l1 = (x - img2).abs().mean()
-            return (1 - LAMBDA) * l1 + LAMBDA * (1.0 - fused_ssim(x, img2, padding="same", train=train))
-
-        def train():
-            param.grad = None
-            loss_of(param, True).backward()
-
-        def infer():
-            with torch.no_grad():
-                loss_of(img1, False)
-
-        t = time_ms(train, iters)
-        i = time_ms(infer, iters)
-        print("l1ssim-" + "x".join(map(str, shape)), f"{t:.4f}", f"{i:.4f}", flush=True)
-
+        race("l1ssim-", shape, lambda x, y: l1_ssim(x, y, True), lambda x, y: l1_ssim(x, y, False),
+             iters)
     for shape in VOLUMES:
-        vol1 = torch.rand(shape, device="cuda")
-        vol2 = (vol1 * 0.8 + torch.rand(shape, device="cuda") * 0.2).clamp(0, 1)
-        param = vol1.clone().requires_grad_(True)
-
-        def train():
-            param.grad = None
-            loss = 1.0 - fused_ssim3d(param, vol2, padding="same", train=True)
-            loss.backward()
-
-        def infer():
-            with torch.no_grad():
-                fused_ssim3d(vol1, vol2, padding="same", train=False)
-
-        t = time_ms(train, iters)
-        i = time_ms(infer, iters)
-        print("x".join(map(str, shape)), f"{t:.4f}", f"{i:.4f}", flush=True)
-    time_ms_ssim(iters)
-
-
-def time_ms_ssim(iters):
-    """pytorch-msssim's `ms_ssim(X, Y, data_range=1)`: 5 scales, 11-tap Gaussian, valid."""
+        race("", shape, lambda x, y: 1.0 - fused_ssim3d(x, y, padding="same", train=True),
+             lambda x, y: fused_ssim3d(x, y, padding="same", train=False), iters)
     try:
         from pytorch_msssim import ms_ssim
     except ImportError:
         print("# pytorch-msssim is not installed: no msssim- lines", flush=True)
         return
+    # pytorch-msssim's `ms_ssim(X, Y, data_range=1)`: 5 scales, 11-tap Gaussian, valid.
     for shape in MS_SHAPES:
-        img1 = torch.rand(shape, device="cuda")
-        img2 = (img1 * 0.8 + torch.rand(shape, device="cuda") * 0.2).clamp(0, 1)
-        param = img1.clone().requires_grad_(True)
-
-        def train():
-            param.grad = None
-            loss = 1.0 - ms_ssim(param, img2, data_range=1.0)
-            loss.backward()
-
-        def infer():
-            with torch.no_grad():
-                ms_ssim(img1, img2, data_range=1.0)
-
-        t = time_ms(train, iters)
-        i = time_ms(infer, iters)
-        print("msssim-" + "x".join(map(str, shape)), f"{t:.4f}", f"{i:.4f}", flush=True)
+        race("msssim-", shape, lambda x, y: 1.0 - ms_ssim(x, y, data_range=1.0),
+             lambda x, y: ms_ssim(x, y, data_range=1.0), iters)
 
 
 if __name__ == "__main__":
