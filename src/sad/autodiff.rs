@@ -124,6 +124,14 @@ impl<B: SadBackend, C: CheckpointStrategy> SadBackend for Autodiff<B, C> {
         Self::from_inner(B::sad_render_records(records, candidates, geometry))
     }
 
+    fn sad_winners(
+        records: IntTensor<Self>,
+        candidates: IntTensor<Self>,
+        geometry: RenderGeometry,
+    ) -> IntTensor<Self> {
+        B::sad_winners(records, candidates, geometry)
+    }
+
     fn sad_candidate_pass(
         packed: IntTensor<Self>,
         candidates: IntTensor<Self>,

@@ -148,6 +148,15 @@ pub trait SadBackend: Backend {
         geometry: RenderGeometry,
     ) -> FloatTensor<Self>;
 
+    /// The site that wins each pixel of the render (the live candidate of largest blend
+    /// weight; −1 where none is live), from the full records of the sites
+    /// ([`SiteRecordKind::Full`]): `[height, width]` i32. The debug views colour by it.
+    fn sad_winners(
+        records: IntTensor<Self>,
+        candidates: IntTensor<Self>,
+        geometry: RenderGeometry,
+    ) -> IntTensor<Self>;
+
     /// One propagation pass, ranking from `packed`, the [`SiteRecordKind::Ranking`] records.
     fn sad_candidate_pass(
         packed: IntTensor<Self>,

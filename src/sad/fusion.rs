@@ -154,6 +154,15 @@ impl<B: FusionBackend + SadBackend> SadBackend for Fusion<B> {
         image
     }
 
+    fn sad_winners(records: Lazy<B>, candidates: Lazy<B>, geometry: RenderGeometry) -> Lazy<B> {
+        let winners = (Shape::new([geometry.height, geometry.width]), DType::I32);
+        let [winners] = queue!(format!("burn_sad::sad_winners::{geometry:?}");
+            floats [], ints [records, candidates] => [], [winners];
+            int(B::sad_winners(records, candidates, geometry)))
+        .ints;
+        winners
+    }
+
     fn sad_candidate_pass(
         packed: Lazy<B>,
         candidates: Lazy<B>,

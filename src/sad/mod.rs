@@ -23,6 +23,8 @@ mod reference;
 mod render;
 mod render_only;
 mod sites;
+mod view_colours;
+mod views;
 
 pub use backend::{PassConfig, RenderGeometry, SadBackend, SiteRecordKind};
 pub use candidates::{Candidates, HilbertOrder, PropagationOptions, jump_for_pass};
@@ -37,3 +39,5 @@ pub use render_only::{
     MAX_PASSES, RenderOnlyOptions, RenderedSites, psnr, render_sites, render_sites_with_progress,
 };
 pub use sites::{INACTIVE_SITE, SiteTable, Sites};
+pub use view_colours::view_colours_reference;
+pub use views::{SiteView, ViewImage, render_view, winners, winners_reference};

@@ -57,6 +57,11 @@ pub struct RenderedSites {
     /// kernel cache) every kernel, so that the two times above are of warm kernels, as the
     /// reference's are.
     pub warm_up_ms: f64,
+    /// The sites as rendered (scaled to the output size), packed for the kernels.
+    pub sites: RenderReadySites,
+    /// The candidate lists the render read (for the debug views, see
+    /// [`render_view`](super::render_view)).
+    pub candidates: Candidates,
 }
 
 /// The most propagation passes render-only mode runs; lists stop changing long before (the
@@ -186,6 +191,8 @@ pub fn render_sites_with_progress(
         candidate_ms,
         render_ms,
         warm_up_ms,
+        sites: ready,
+        candidates,
     })
 }
 

@@ -44,6 +44,8 @@ mod statistics;
 #[allow(missing_docs)] // CubeCL-generated launch items: see the crate root.
 mod tau_diffusion;
 mod tile_hash;
+#[allow(missing_docs)] // CubeCL-generated launch items: see the crate root.
+mod winner;
 
 pub use adam::{
     ADAM_CUBE, ADAM_STATE, AdamStep, AdamStepLaunch, M_COLOR, M_DIRECTION, M_LOG_ANISO, M_LOG_TAU,
@@ -71,6 +73,7 @@ pub use statistics::{DENSIFY_STATS, StatisticsKind, site_statistics_kernel};
 pub use tau_diffusion::{
     DEAD_HOME, NeighbourSource, TauNeighbours, TauNeighboursLaunch, tau_diffusion_kernel,
 };
+pub use winner::winner_kernel;
 
 /// Candidates per pixel.
 pub const K: usize = 8;

@@ -8,8 +8,8 @@ use burn::tensor::Device;
 use burn_sad::device::memory_on_host;
 use burn_sad::image::{load_rgb, save_png};
 use burn_sad::sad::{
-    MAX_PASSES, RenderOnlyOptions, SiteTable, SitesFileError, psnr, read_sites,
-    render_sites_with_progress,
+    MAX_PASSES, RenderOnlyOptions, SiteTable, SiteView, SitesFileError, psnr, read_sites,
+    render_sites_with_progress, render_view,
 };
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -43,6 +43,31 @@ pub struct RenderArgs {
     #[arg(long, default_value_t = 16,
           value_parser = clap::value_parser!(u32).range(0..=i64::from(MAX_PASSES)))]
     passes: u32,
+    /// What to draw: `image` (the render), or a debug view that colours each pixel by the
+    /// site that wins it: `cells` (a colour per site, boundaries black), `tau` (log τ on a
+    /// ramp, scale printed) or `anisotropy` (long axis and strength, scale printed).
+    #[arg(long, value_enum, default_value_t = View::Image)]
+    view: View,
+}
+
+/// `--view`'s values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum View {
+    Image,
+    Cells,
+    Tau,
+    Anisotropy,
+}
+
+impl From<View> for SiteView {
+    fn from(view: View) -> Self {
+        match view {
+            View::Image => SiteView::Image,
+            View::Cells => SiteView::Cells,
+            View::Tau => SiteView::Tau,
+            View::Anisotropy => SiteView::Anisotropy,
+        }
+    }
 }
 
 /// Renders the file, saves the PNG and, with a target, prints the PSNR last.
@@ -61,6 +86,7 @@ pub fn render_command(args: RenderArgs, device: &Device, description: &str) -> R
         &args.out,
         args.target.as_deref(),
         &options,
+        args.view.into(),
         device,
         device_on_host,
     )
@@ -82,6 +108,7 @@ fn render(
     out: &Path,
     target: Option<&Path>,
     options: &RenderOnlyOptions,
+    view: SiteView,
     device: &Device,
     device_on_host: bool,
 ) -> Result<()> {
@@ -150,7 +177,20 @@ fn render(
         "Candidate build: {:.3} ms | Render: {:.3} ms",
         rendered.candidate_ms, rendered.render_ms
     );
-    save_png(rendered.image.clone().unsqueeze::<4>(), out)?;
+    let shown = match view {
+        SiteView::Image => rendered.image.clone(),
+        view => {
+            let shown = render_view(
+                view,
+                &rendered.sites,
+                &rendered.candidates,
+                rendered.image.clone(),
+            );
+            println!("View: {}", shown.legend);
+            shown.image
+        }
+    };
+    save_png(shown.unsqueeze::<4>(), out)?;
     println!("Saved: {}", out.display());
     if let Some(target) = target {
         println!("PSNR: {:.4} dB", psnr(rendered.image, target));

@@ -169,6 +169,24 @@ impl SadBackend for CubeBackend {
         render_records(records, candidates, geometry)
     }
 
+    fn sad_winners(
+        records: CubeTensor,
+        candidates: CubeTensor,
+        geometry: RenderGeometry,
+    ) -> CubeTensor {
+        let records = into_contiguous(records);
+        let candidates = ids(candidates);
+        let op = "sad_winners";
+        expect_rows_of(op, "the site records", &records, RECORD_WORDS);
+        expect_dims(
+            op,
+            "the candidate lists",
+            &candidates,
+            &[geometry.cells(), K],
+        );
+        render::winners(records, candidates, geometry)
+    }
+
     fn sad_render_backward(
         sites: CubeTensor,
         candidates: CubeTensor,

@@ -3,11 +3,13 @@
 use burn::backend::cubecl::dtype_to_storage_type;
 use burn::tensor::{DType, Shape};
 use burn_cubecl::{kernel::into_contiguous, tensor::CubeTensor};
-use burn_sad_kernels::sad::{BackwardOutputs, render_backward_kernel, render_kernel};
+use burn_sad_kernels::sad::{
+    BackwardOutputs, render_backward_kernel, render_kernel, winner_kernel,
+};
 
 use super::{
-    candidates, capacity, empty_f32, expect_sites_and_lists, ids, image_grid, image_grid_cubes,
-    native_shared_atomics, occupancy, plane_sums,
+    candidates, capacity, empty_f32, empty_i32, expect_sites_and_lists, ids, image_grid,
+    image_grid_cubes, native_shared_atomics, occupancy, plane_sums,
 };
 use crate::launch::{expect_dims, launch_kernel};
 use crate::sad::RenderGeometry;
@@ -39,6 +41,34 @@ pub(super) fn render_records(
         dtype_to_storage_type(DType::F32),
     ));
     image
+}
+
+/// The winner kernel over full site `records` and checked candidate lists: `[height, width]`
+/// i32, every pixel written.
+pub(super) fn winners(
+    records: CubeTensor,
+    candidates: CubeTensor,
+    geometry: RenderGeometry,
+) -> CubeTensor {
+    let winners = empty_i32(&records, Shape::new([geometry.height, geometry.width]));
+    let (count, dim) = image_grid(geometry);
+    launch_kernel!(winner_kernel(
+        &records.client,
+        count,
+        dim,
+        candidates::record_vector_size(),
+        records.clone().into_tensor_arg(),
+        candidates.into_tensor_arg(),
+        winners.clone().into_tensor_arg(),
+        geometry.width,
+        geometry.height,
+        geometry.cand_w(),
+        geometry.cand_h(),
+        capacity(&records),
+        geometry.inv_scale_sq(),
+        dtype_to_storage_type(DType::F32),
+    ));
+    winners
 }
 
 /// The backward kernel, from ∂L/∂image or (`from_target`) from the target of a summed squared
