@@ -75,33 +75,32 @@ impl ImageFile {
     /// `max_dim`: to `round(W·s) × round(H·s)` with `s = max_dim / max(W, H)`, filtered in
     /// linear light (see `resize`) and rounded to 8 bits again.
     pub fn decode_within(self, max_dim: usize) -> Result<PlanarRgb, ImageError> {
-        let Some(out_size) = scaled_size(self.width, self.height, max_dim) else {
-            return self.decode();
-        };
-        let rgb = rgb8(&self.bytes).map_err(|error| error.for_file(&self.name))?;
-        let size = (rgb.width() as usize, rgb.height() as usize);
-        let scaled = resize_u8(rgb.as_raw(), 3, size, out_size, Transfer::Srgb);
-        Ok(planar(&scaled, out_size.0, out_size.1))
+        Ok(self.decode_with_alpha_within(max_dim, false)?.0)
     }
 
-    /// The file's alpha channel at the size [`ImageFile::decode_within`] gives (scaled as
-    /// values, not light), values / 255; `None` for a file without one.
-    pub fn alpha_within(&self, max_dim: usize) -> Result<Option<Vec<f32>>, ImageError> {
+    /// [`ImageFile::decode_within`], and with `alpha` the file's alpha channel at the same size
+    /// (scaled as values, not light), values / 255, from the same decode; `None` for a file
+    /// without one (or without `alpha`).
+    pub fn decode_with_alpha_within(
+        self,
+        max_dim: usize,
+        alpha: bool,
+    ) -> Result<(PlanarRgb, Option<Vec<f32>>), ImageError> {
         let image = reader(&self.bytes)
             .and_then(|reader| reader.decode().map_err(|error| codec(error.to_string())))
             .map_err(|error| error.for_file(&self.name))?;
-        if !image.color().has_alpha() {
-            return Ok(None);
-        }
-        let alpha: Vec<u8> = image.to_rgba8().pixels().map(|pixel| pixel[3]).collect();
-        let size = (self.width, self.height);
-        let out_size = self.size_within(max_dim);
-        let alpha = if out_size == size {
-            alpha
-        } else {
-            resize_u8(&alpha, 1, size, out_size, Transfer::Linear)
+        let size = (image.width() as usize, image.height() as usize);
+        let out_size = scaled_size(size.0, size.1, max_dim).unwrap_or(size);
+        let alpha = (alpha && image.color().has_alpha()).then(|| {
+            let alpha: Vec<u8> = image.to_rgba8().pixels().map(|pixel| pixel[3]).collect();
+            unit_values(alpha, size, out_size)
+        });
+        let rgb = image.to_rgb8().into_raw();
+        let rgb = match out_size == size {
+            true => rgb,
+            false => resize_u8(&rgb, 3, size, out_size, Transfer::Srgb),
         };
-        Ok(Some(alpha.iter().map(|&v| f32::from(v) / 255.0).collect()))
+        Ok((planar(&rgb, out_size.0, out_size.1), alpha))
     }
 
     /// The file as a mask for a `width × height` photo, as the reference reads `--mask`: one
@@ -115,13 +114,11 @@ impl ImageFile {
                 ((77 * u32::from(p[0]) + 150 * u32::from(p[1]) + 29 * u32::from(p[2])) >> 8) as u8
             })
             .collect();
-        let size = (self.width, self.height);
-        let luma = if size == (width, height) {
-            luma
-        } else {
-            resize_u8(&luma, 1, size, (width, height), Transfer::Linear)
-        };
-        Ok(luma.iter().map(|&v| f32::from(v) / 255.0).collect())
+        Ok(unit_values(
+            luma,
+            (self.width, self.height),
+            (width, height),
+        ))
     }
 
     /// Bytes of host memory [`ImageFile::decode_within`] holds at its peak, at most: the file's
@@ -135,6 +132,16 @@ impl ImageFile {
         };
         pixels * (8 + 3) + narrowed
     }
+}
+
+/// One channel of 8-bit values (`size`) at `out_size` (scaled as values, where the sizes
+/// differ), each / 255: a mask or an alpha channel for its photo.
+fn unit_values(values: Vec<u8>, size: (usize, usize), out_size: (usize, usize)) -> Vec<f32> {
+    let values = match size == out_size {
+        true => values,
+        false => resize_u8(&values, 1, size, out_size, Transfer::Linear),
+    };
+    values.iter().map(|&v| f32::from(v) / 255.0).collect()
 }
 
 /// A decoded image: RGB planes in [0, 1], `[3, height, width]` row-major.

@@ -41,18 +41,10 @@ fn fit_options(args: &FitArgs) -> Result<FitOptions> {
     })
 }
 
-/// The largest side a fit trains on: MAX_DIM (`--max-dim`), within what the kernels index.
-pub fn max_dim(options: &FitOptions) -> usize {
-    options
-        .config
-        .max_dim
-        .min(burn_sad::sad::fit::KERNEL_MAX_SIDE)
-}
-
 /// The largest image side `sad fit` reads: [`MAX_SIDE`], or MAX_DIM where that is larger.
 /// Photos with a side over MAX_DIM are scaled down to it, as the reference trainer does.
 pub fn max_side(options: &FitOptions) -> usize {
-    MAX_SIDE.max(max_dim(options))
+    MAX_SIDE.max(options.config.effective_max_dim())
 }
 
 /// Refuses a photo whose decoding or fit would not fit in memory, from its header.
@@ -140,7 +132,7 @@ fn fit_one_command(
     let image_path = &args.images[0];
     let stem = burn_sad::sad::dataset::output_stem(image_path)?;
     // Read once; the header's size is checked against the memory before anything is decoded.
-    let max_dim = max_dim(&options);
+    let max_dim = options.config.effective_max_dim();
     let file = ImageFile::open(image_path, max_side(&options))
         .map_err(|error| too_large_for_fit(error, max_dim))?;
     check_fit_memory(&file, max_dim, device)?;
@@ -152,18 +144,20 @@ fn fit_one_command(
             scaled_note(&path, (file.width, file.height), size, max_dim)
         );
     }
-    let mask = match args.mask.as_deref() {
-        None => None,
-        Some("alpha") => {
-            let alpha = file.alpha_within(max_dim)?;
-            if alpha.is_none() {
-                eprintln!("note: {path} has no alpha channel; --mask alpha keeps every pixel");
-            }
-            alpha
-        }
-        Some(mask) => Some(ImageFile::open(mask, MAX_SIDE)?.decode_mask(size)?),
+    let by_alpha = args.mask.as_deref() == Some("alpha");
+    let mask_file = match args.mask.as_deref() {
+        Some(mask) if !by_alpha => Some(ImageFile::open(mask, MAX_SIDE)?),
+        _ => None,
     };
-    let mut target = TargetImage::from_planar(file.decode_within(max_dim)?);
+    let (pixels, alpha) = file.decode_with_alpha_within(max_dim, by_alpha)?;
+    if by_alpha && alpha.is_none() {
+        eprintln!("note: {path} has no alpha channel; --mask alpha keeps every pixel");
+    }
+    let mask = match mask_file {
+        Some(file) => Some(file.decode_mask(size)?),
+        None => alpha,
+    };
+    let mut target = TargetImage::from_planar(pixels);
     if let Some(mask) = mask {
         target = target
             .with_mask(mask)

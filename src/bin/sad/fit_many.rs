@@ -8,7 +8,7 @@ use burn_sad::sad::dataset::{DatasetEvent, DatasetOptions, collect_images, fit_m
 use burn_sad::sad::fit::FitOptions;
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 
-use crate::fit::{check_fit_memory, max_dim, max_side, scaled_note};
+use crate::fit::{check_fit_memory, max_side, scaled_note};
 use crate::fit_args::FitArgs;
 
 /// Fits every image of the data set `args` names (or the shard's share), skipping those done
@@ -25,7 +25,7 @@ pub fn fit_many_command(
         None => (all.clone(), "results".to_owned()),
     };
     let iters = options.config.default_iters;
-    let max_dim = max_dim(&options);
+    let max_dim = options.config.effective_max_dim();
     let mask_alpha = match args.mask.as_deref() {
         None => false,
         Some("alpha") => true,

@@ -12,7 +12,7 @@ use super::{
     DatasetError, DatasetEvent, DatasetOptions, ResultRow, ResultsTable, output_stem, row_name,
 };
 use crate::image::{ImageFile, encode_png, write_all_atomically};
-use crate::sad::fit::{FitOptions, KERNEL_MAX_SIDE, TargetImage, Trainer};
+use crate::sad::fit::{FitOptions, TargetImage, Trainer};
 use crate::sad::sites_to_string;
 
 /// The state the workers of [`fit_many`](super::fit_many) share.
@@ -146,7 +146,7 @@ fn fit_one(
     let (options, (device, label)) = (worker.options, worker.device);
     let file = ImageFile::open(image, options.max_side).map_err(|error| error.to_string())?;
     admit(&file, device)?;
-    let max_dim = worker.fit.config.max_dim.min(KERNEL_MAX_SIDE);
+    let max_dim = worker.fit.config.effective_max_dim();
     let (width, height) = file.size_within(max_dim);
     let scaled = (width, height) != (file.width, file.height);
     on_event(DatasetEvent::Started {
@@ -155,14 +155,8 @@ fn fit_one(
         height,
         scaled_from: scaled.then_some((file.width, file.height)),
     });
-    let alpha = match worker.options.mask_alpha {
-        true => file
-            .alpha_within(max_dim)
-            .map_err(|error| error.to_string())?,
-        false => None,
-    };
-    let pixels = file
-        .decode_within(max_dim)
+    let (pixels, alpha) = file
+        .decode_with_alpha_within(max_dim, worker.options.mask_alpha)
         .map_err(|error| error.to_string())?;
     let mut target = TargetImage::from_planar(pixels);
     if let Some(alpha) = alpha {

@@ -230,6 +230,12 @@ impl TrainingConfig {
         Ok(())
     }
 
+    /// The largest side a fit trains at: MAX_DIM, within what the kernels index
+    /// ([`KERNEL_MAX_SIDE`](super::KERNEL_MAX_SIDE)). Larger photos are scaled down to it.
+    pub fn effective_max_dim(&self) -> usize {
+        self.max_dim.min(super::KERNEL_MAX_SIDE)
+    }
+
     /// The first prune iteration the schedule allows.
     pub fn effective_prune_start(&self) -> usize {
         if !self.prune_during_densify && self.prune_start < self.densify_end {

@@ -10,7 +10,7 @@ pub const KERNEL_MAX_SIDE: usize = 65_535;
 pub(super) fn validate(target: &TargetImage, options: &FitOptions) -> Result<(), FitError> {
     options.config.validate()?;
     let (width, height) = (target.width, target.height);
-    let max_dim = options.config.max_dim.min(KERNEL_MAX_SIDE);
+    let max_dim = options.config.effective_max_dim();
     if width == 0 || height == 0 {
         return Err(FitError::Image("the image is empty".into()));
     }

@@ -96,6 +96,26 @@ fn expect_sites_and_lists(
     );
 }
 
+/// Full site records and candidate lists made contiguous and checked, for the kernels that
+/// read records per pixel (the render, the winners).
+fn records_and_lists(
+    op: &str,
+    records: CubeTensor,
+    candidates: CubeTensor,
+    geometry: RenderGeometry,
+) -> (CubeTensor, CubeTensor) {
+    let records = into_contiguous(records);
+    let candidates = ids(candidates);
+    expect_rows_of(op, "the site records", &records, RECORD_WORDS);
+    expect_dims(
+        op,
+        "the candidate lists",
+        &candidates,
+        &[geometry.cells(), K],
+    );
+    (records, candidates)
+}
+
 fn capacity(sites: &CubeTensor) -> usize {
     sites.shape()[0]
 }
@@ -152,20 +172,8 @@ impl SadBackend for CubeBackend {
         candidates: CubeTensor,
         geometry: RenderGeometry,
     ) -> CubeTensor {
-        let records = into_contiguous(records);
-        let candidates = ids(candidates);
-        expect_rows_of(
-            "sad_render_records",
-            "the site records",
-            &records,
-            RECORD_WORDS,
-        );
-        expect_dims(
-            "sad_render_records",
-            "the candidate lists",
-            &candidates,
-            &[geometry.cells(), K],
-        );
+        let (records, candidates) =
+            records_and_lists("sad_render_records", records, candidates, geometry);
         render_records(records, candidates, geometry)
     }
 
@@ -174,16 +182,7 @@ impl SadBackend for CubeBackend {
         candidates: CubeTensor,
         geometry: RenderGeometry,
     ) -> CubeTensor {
-        let records = into_contiguous(records);
-        let candidates = ids(candidates);
-        let op = "sad_winners";
-        expect_rows_of(op, "the site records", &records, RECORD_WORDS);
-        expect_dims(
-            op,
-            "the candidate lists",
-            &candidates,
-            &[geometry.cells(), K],
-        );
+        let (records, candidates) = records_and_lists("sad_winners", records, candidates, geometry);
         render::winners(records, candidates, geometry)
     }
 
