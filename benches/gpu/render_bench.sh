@@ -7,9 +7,10 @@
 #
 # With SWITCH=NAME=VALUE (e.g. SWITCH=BURN_SAD_PASS_KEYS=0) the bench then runs again with that
 # environment switch set, and once more without it, against the same baseline, for an A/B of
-# the switch in one command.
+# the switch in one command; SWITCH="A=1 B=2" runs once with each setting in turn (each with a
+# kernel cache of its own).
 #
-# Usage: [SWITCH=NAME=VALUE] bash benches/gpu/render_bench.sh
+# Usage: [SWITCH="NAME=VALUE ..."] bash benches/gpu/render_bench.sh
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 bench=/tmp/sad-bin/sad_render_bench
@@ -29,8 +30,12 @@ for file in "$sets"/*_sites.txt; do
 done
 "$bench" --baseline "$baseline" | tee "$OUT/render_bench.md"
 if [ -n "${SWITCH:-}" ]; then
-  echo "== with $SWITCH"
-  env "$SWITCH" "$bench" --baseline "$baseline" | tee "$OUT/render_bench_switched.md"
-  echo "== without it, again"
+  for setting in $SWITCH; do
+    echo "== with $setting"
+    # Its own kernel cache: a switch may change how a kernel compiles, not its cache key.
+    XDG_CACHE_HOME="$WORK/cache-$setting" env "$setting" "$bench" --baseline "$baseline" |
+      tee "$OUT/render_bench_switched-$setting.md"
+  done
+  echo "== without, again"
   "$bench" --baseline "$baseline" | tee "$OUT/render_bench_again.md"
 fi

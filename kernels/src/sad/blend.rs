@@ -4,6 +4,7 @@
 use cubecl::prelude::*;
 
 use super::K;
+use super::lists::cell_ids;
 use super::record::{RECORD_WORDS, RecordSite, read_colour, read_site};
 use super::score::{Score, score_of};
 
@@ -32,7 +33,7 @@ pub struct Blend<F: Float> {
 #[allow(clippy::too_many_arguments)]
 pub fn blend_weights<F: Float, N: Size>(
     records: &Tensor<Vector<u32, N>>,
-    candidates: &Tensor<i32>,
+    candidates: &Tensor<Vector<i32, N>>,
     cell: usize,
     site_count: usize,
     qx: F,
@@ -45,9 +46,10 @@ pub fn blend_weights<F: Float, N: Size>(
     let mut ids = Array::<usize>::new(K);
     let mut any = false;
     let mut max = F::new(0.0);
+    let slots = cell_ids::<N>(candidates, cell);
     #[unroll]
     for k in 0..K {
-        let id = candidates[cell * K + k];
+        let id = slots[k];
         let site = read_site::<N>(records, id, site_count, RECORD_WORDS);
         live[k] = site.live;
         ids[k] = 0;

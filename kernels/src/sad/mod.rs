@@ -29,6 +29,7 @@ mod candidates;
 mod clock;
 #[allow(missing_docs)] // CubeCL-generated launch items: see the crate root.
 mod half;
+mod lists;
 #[allow(missing_docs)] // CubeCL-generated launch items: see the crate root.
 mod prune;
 mod ranked;
@@ -65,7 +66,7 @@ pub use prune::{
 };
 pub use record::{
     PACK_CUBE, PACKED_WORDS, RANK_COLOR, RANK_DIRECTION, RANK_RADIUS, RANK_SQUEEZE, RANK_STRETCH,
-    RANK_TAU, RANK_X, RECORD_WORDS, pack_sites_kernel,
+    RANK_TAU, RANK_X, RECORD_WORDS, exact_ranking_kernel, pack_sites_kernel,
 };
 pub use render::render_kernel;
 pub use render_backward::{BackwardOutputs, render_backward_kernel};

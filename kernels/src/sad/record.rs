@@ -242,3 +242,27 @@ pub fn read_colour<F: Float, N: Size>(records: &Tensor<Vector<u32, N>>, site: us
     }
     colour
 }
+
+/// Copies the first [`PACKED_WORDS`] words of every full record of `records` (`[capacity,
+/// RECORD_WORDS]`) into `ranking` (`[capacity, PACKED_WORDS]`): exact ranking records of 32
+/// bytes, which the jump flood reads one aligned sector at a time (a 48-byte record's first 32
+/// bytes straddle two sectors for every other site).
+///
+/// Launch with one unit per site, 1D.
+#[cube(launch, launch_unchecked)]
+pub fn exact_ranking_kernel<N: Size>(
+    records: &Tensor<Vector<u32, N>>,
+    ranking: &mut Tensor<Vector<u32, N>>,
+    site_count: usize,
+) {
+    let site = ABSOLUTE_POS;
+    if site >= site_count {
+        terminate!();
+    }
+    let width = records.vector_size();
+    #[unroll]
+    for load in 0..comptime![PACKED_WORDS / width] {
+        ranking[site * comptime![PACKED_WORDS / width] + load] =
+            records[site * comptime![RECORD_WORDS / width] + load];
+    }
+}

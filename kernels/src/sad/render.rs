@@ -34,7 +34,7 @@ pub fn cell_of_pixel(
 #[allow(clippy::too_many_arguments)]
 pub fn render_kernel<F: Float, N: Size>(
     records: &Tensor<Vector<u32, N>>,
-    candidates: &Tensor<i32>,
+    candidates: &Tensor<Vector<i32, N>>,
     image: &mut Tensor<F>,
     width: usize,
     height: usize,

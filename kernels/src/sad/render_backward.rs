@@ -4,6 +4,7 @@
 use cubecl::prelude::*;
 
 use super::blend::{blend_weights, blended_colour, slot_score, slot_weight};
+use super::lists::{cell_id, cell_ids};
 use super::record::{RECORD_WORDS, read_colour, read_site};
 use super::render::cell_of_pixel;
 use super::statistics::{removal_delta, slot_share};
@@ -63,7 +64,7 @@ impl BackwardOutputs {
 #[allow(clippy::too_many_arguments)]
 pub fn render_backward_kernel<F: Float, N: Size>(
     records: &Tensor<Vector<u32, N>>,
-    candidates: &Tensor<i32>,
+    candidates: &Tensor<Vector<i32, N>>,
     grad_image: &Tensor<F>,
     grads: &mut Tensor<Atomic<F>>,
     width: usize,
@@ -134,7 +135,7 @@ pub fn render_backward_kernel<F: Float, N: Size>(
     // 1 450 shared atomics) and ~80 live values across the colour pass; on the H200 that took
     // 128 registers with spills and 1.9× the time of this loop (40 registers).
     for k in 0..K {
-        let id = candidates[cell * K + k];
+        let id = cell_id::<N>(candidates, cell, k);
         let record = read_site::<N>(records, id, site_count, RECORD_WORDS);
         let live = active && record.live;
         let site = if live { id as usize } else { 0usize };
@@ -176,7 +177,7 @@ pub fn render_backward_kernel<F: Float, N: Size>(
             if comptime![outputs.removal] {
                 // Once per distinct site of the pixel, with its total weight: every slot of
                 // one site has the same weight.
-                let share = slot_share(candidates, cell, k, id);
+                let share = slot_share(&cell_ids::<N>(candidates, cell), k, id);
                 if share.first && w > F::new(0.0) {
                     let total = w * F::cast_from(share.slots);
                     contribution[SITE_PARAMS] =

@@ -4,6 +4,7 @@ use cubecl::prelude::*;
 
 use super::K;
 use super::blend::{blend_weights, blended_colour};
+use super::lists::cell_ids;
 use super::record::read_colour;
 use super::render::cell_of_pixel;
 use super::tile_hash::{TileHash, accumulate, flush};
@@ -46,7 +47,7 @@ impl StatisticsKind {
 #[allow(clippy::too_many_arguments)]
 pub fn site_statistics_kernel<F: Float, N: Size>(
     records: &Tensor<Vector<u32, N>>,
-    candidates: &Tensor<i32>,
+    candidates: &Tensor<Vector<i32, N>>,
     target: &Tensor<F>,
     stats: &mut Tensor<Atomic<F>>,
     width: usize,
@@ -94,9 +95,10 @@ pub fn site_statistics_kernel<F: Float, N: Size>(
                 let d = sum - truth[c];
                 err += d * d;
             }
+            let slots = cell_ids::<N>(candidates, cell);
             #[unroll]
             for k in 0..K {
-                let share = slot_share(candidates, cell, k, candidates[cell * K + k]);
+                let share = slot_share(&slots, k, slots[k]);
                 // Every slot of one site has the same weight.
                 let total = blend.weights[k] * F::cast_from(share.slots);
                 if blend.live[k] && share.first && total > F::new(0.0) {
@@ -135,14 +137,14 @@ pub struct SlotShare {
     pub slots: u32,
 }
 
-/// [`SlotShare`] of slot `k` of `cell`, read from the candidate list itself.
+/// [`SlotShare`] of slot `k` of a pixel's candidate list `list` (see [`cell_ids`]).
 #[cube]
-pub fn slot_share(candidates: &Tensor<i32>, cell: usize, k: usize, id: i32) -> SlotShare {
+pub fn slot_share(list: &Array<i32>, k: usize, id: i32) -> SlotShare {
     let mut first = true;
     let mut slots = 0u32;
     #[unroll]
     for j in 0..K {
-        if candidates[cell * K + j] == id {
+        if list[j] == id {
             slots += 1;
             if j < k {
                 first = false;

@@ -17,7 +17,7 @@ use super::{EMPTY, K};
 #[allow(clippy::too_many_arguments)]
 pub fn winner_kernel<F: Float, N: Size>(
     records: &Tensor<Vector<u32, N>>,
-    candidates: &Tensor<i32>,
+    candidates: &Tensor<Vector<i32, N>>,
     winners: &mut Tensor<i32>,
     width: usize,
     height: usize,
