@@ -7,8 +7,8 @@ mod common;
 
 use burn::tensor::Tensor;
 use burn_sad::sad::{
-    RenderGeometry, RenderOnlyOptions, SiteTable, SiteView, read_sites, render_sites, render_view,
-    view_colours_reference, winners, winners_reference,
+    RenderGeometry, RenderOnlyOptions, SiteTable, SiteView, dots_reference, read_sites,
+    render_sites, render_view, view_colours_reference, winners, winners_reference,
 };
 use cli_support::{DATA, sad, scratch};
 use common::{assert_close, device, values};
@@ -96,6 +96,37 @@ fn each_view_has_the_colours_of_its_host_formula() {
     );
     let clamped: Tensor<3> = rendered.image.clone().clamp(0.0, 1.0);
     assert_eq!(values(image.image), values(clamped));
+}
+
+#[test]
+fn the_dots_view_marks_every_live_site_where_the_host_does() {
+    let rendered = rendered();
+    let sites = host_sites(&rendered);
+    let shown = render_view(
+        SiteView::Dots,
+        &rendered.sites,
+        &rendered.candidates,
+        rendered.image.clone(),
+    );
+    let got = values(shown.image);
+    let want = dots_reference(&sites.sites, &values(rendered.image.clone()), (97, 83));
+    assert_close(&got, &want, 1e-6, 0.0, "dots");
+    // Every live site's own pixel is white (positions are in the 97×83 render's pixels).
+    let plane = 97 * 83;
+    let live: Vec<_> = sites.sites.iter().filter(|s| s[0] >= 0.0).collect();
+    for site in &live {
+        let (x, y) = (
+            (site[0] + 0.5).floor() as usize,
+            (site[1] + 0.5).floor() as usize,
+        );
+        let pixel = y.min(82) * 97 + x.min(96);
+        assert!((0..3).all(|c| got[c * plane + pixel] == 1.0), "{site:?}");
+    }
+    assert!(
+        shown.legend.contains(&format!("{} live sites", live.len())),
+        "{}",
+        shown.legend
+    );
 }
 
 #[test]

@@ -31,6 +31,7 @@ fn scale(view: SiteView, sites: &[[f32; SITE_PARAMS]]) -> (f32, f32) {
 fn legend(view: SiteView, (lo, hi): (f32, f32)) -> String {
     match view {
         SiteView::Image => "image: the render".into(),
+        SiteView::Dots => "dots: the render with the sites marked".into(),
         SiteView::Cells => "cells: one colour per site (a hash of its id), boundaries black".into(),
         SiteView::Tau => {
             format!("tau: log τ from {lo:.3} (dark blue) through teal to {hi:.3} (yellow)")
@@ -59,7 +60,7 @@ pub(super) fn colours(view: SiteView, sites: &Tensor<2>, winners: Tensor<2, Int>
             .reshape([height, width])
     };
     let channels: [Tensor<2>; 3] = match view {
-        SiteView::Image | SiteView::Cells => {
+        SiteView::Image | SiteView::Cells | SiteView::Dots => {
             let id = winners.clone().float();
             let edges = boundaries(&id);
             let keep = valid.clone() * edges.neg().add_scalar(1.0);
@@ -150,7 +151,7 @@ pub fn view_colours_reference(
             };
             let s = &sites[site];
             let colour: [f32; 3] = match view {
-                SiteView::Image | SiteView::Cells => {
+                SiteView::Image | SiteView::Cells | SiteView::Dots => {
                     let differs = |j: usize| winners[j] != winners[i];
                     let edge =
                         (x + 1 < width && differs(i + 1)) || (y + 1 < height && differs(i + width));

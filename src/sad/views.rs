@@ -20,6 +20,8 @@ pub enum SiteView {
     /// The winning site's anisotropy: brightness grows with |log anisotropy| (grey where
     /// round), the colour gives the long axis (red horizontal, green vertical, blue diagonal).
     Anisotropy,
+    /// The render with each live site's position marked: a white pixel ringed in black.
+    Dots,
 }
 
 /// A debug view: the image (`[3, H, W]`, in [0, 1]) and a line that explains its colours.
@@ -90,6 +92,9 @@ pub fn render_view(
             image: image.clamp(0.0, 1.0),
             legend: "image: the render".into(),
         };
+    }
+    if view == SiteView::Dots {
+        return super::view_dots::dots(sites.sites(), image);
     }
     let winners = winners(sites, candidates);
     super::view_colours::colours(view, sites.sites(), winners)

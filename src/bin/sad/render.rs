@@ -43,9 +43,10 @@ pub struct RenderArgs {
     #[arg(long, default_value_t = 16,
           value_parser = clap::value_parser!(u32).range(0..=i64::from(MAX_PASSES)))]
     passes: u32,
-    /// What to draw: `image` (the render), or a debug view that colours each pixel by the
-    /// site that wins it: `cells` (a colour per site, boundaries black), `tau` (log τ on a
-    /// ramp, scale printed) or `anisotropy` (long axis and strength, scale printed).
+    /// What to draw: `image` (the render), `dots` (the render with each live site's position
+    /// marked), or a debug view that colours each pixel by the site that wins it: `cells` (a
+    /// colour per site, boundaries black), `tau` (log τ on a ramp, scale printed) or
+    /// `anisotropy` (long axis and strength, scale printed).
     #[arg(long, value_enum, default_value_t = View::Image)]
     view: View,
 }
@@ -57,6 +58,7 @@ enum View {
     Cells,
     Tau,
     Anisotropy,
+    Dots,
 }
 
 impl From<View> for SiteView {
@@ -66,6 +68,7 @@ impl From<View> for SiteView {
             View::Cells => SiteView::Cells,
             View::Tau => SiteView::Tau,
             View::Anisotropy => SiteView::Anisotropy,
+            View::Dots => SiteView::Dots,
         }
     }
 }
