@@ -31,6 +31,7 @@ fn scale(view: SiteView, sites: &[[f32; SITE_PARAMS]]) -> (f32, f32) {
 fn legend(view: SiteView, (lo, hi): (f32, f32)) -> String {
     match view {
         SiteView::Image => "image: the render".into(),
+        // Not reached: `render_view` draws the dots view with its own legend (`view_dots`).
         SiteView::Dots => "dots: the render with the sites marked".into(),
         SiteView::Cells => "cells: one colour per site (a hash of its id), boundaries black".into(),
         SiteView::Tau => {
@@ -133,7 +134,10 @@ fn boundaries(id: &Tensor<2>) -> Tensor<2> {
 }
 
 /// [`SiteView`]'s colours on the host, planar `[3, H, W]`, from the sites and their winners
-/// (`H × W`, −1 for none): the formulas of the device path, written plainly.
+/// (`H × W`, −1 for none): the formulas of the device path, written plainly. The views coloured
+/// by winners are `Cells`, `Tau` and `Anisotropy`; `Image` and `Dots` are drawn on the render
+/// instead (see [`render_view`](super::render_view) and
+/// [`dots_reference`](super::dots_reference)), and here give the `Cells` colours.
 pub fn view_colours_reference(
     view: SiteView,
     sites: &[[f32; SITE_PARAMS]],

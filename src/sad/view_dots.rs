@@ -40,16 +40,16 @@ pub(super) fn dots(sites: &Tensor<2>, image: Tensor<3>) -> ViewImage {
     let live = x.clone().greater_equal_elem(0.0);
     let round = |v: Tensor<1>| v.add_scalar(0.5).floor().int();
     let (px, py) = (round(x), round(y));
+    let dead = live.clone().bool_not();
+    let ones = Tensor::<1>::ones([capacity], &device);
     // How many marks of one kind cover each pixel; dead sites count at a spare last index.
     let cover = |offsets: &[(i64, i64)]| -> Tensor<3, Bool> {
         let mut counts = Tensor::<1>::zeros([plane + 1], &device);
         for &(dx, dy) in offsets {
             let cx = px.clone().add_scalar(dx).clamp(0, width as i64 - 1);
             let cy = py.clone().add_scalar(dy).clamp(0, height as i64 - 1);
-            let index =
-                (cy.mul_scalar(width as i64) + cx).mask_fill(live.clone().bool_not(), plane as i64);
-            let ones = Tensor::<1>::ones([capacity], &device);
-            counts = counts.select_assign(0, index, ones, IndexingUpdateOp::Add);
+            let index = (cy.mul_scalar(width as i64) + cx).mask_fill(dead.clone(), plane as i64);
+            counts = counts.select_assign(0, index, ones.clone(), IndexingUpdateOp::Add);
         }
         counts
             .narrow(0, 0, plane)

@@ -44,9 +44,10 @@ pub(super) fn init_candidates(
     candidates
 }
 
-/// The jump flood from the full records `records` (`[capacity, RECORD_WORDS]` u32): seeds, copies
-/// their ranking words into exact 32-byte records, then steps P/2 … 1 in place; where the last step writes the upper half, it writes both halves of
-/// a new tensor instead (the reference copies the upper half over the lower one).
+/// The jump flood from the full records `records` (`[capacity, RECORD_WORDS]` u32): seeds,
+/// copies their ranking words into exact 32-byte records, then steps P/2 … 1 in place; where the
+/// last step writes the upper half, it writes both halves of a new tensor instead (the
+/// reference copies the upper half over the lower one).
 pub(super) fn flood_candidates(records: CubeTensor, geometry: RenderGeometry) -> CubeTensor {
     let op = "sad_flood_candidates";
     let records = into_contiguous(records);
