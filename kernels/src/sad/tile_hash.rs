@@ -54,6 +54,12 @@ impl<F: Float> TileHash<F> {
 
 /// Adds one site's `channels` values to the table, or to `out` (`[capacity, channels]`) when the
 /// table has no room for it.
+///
+/// The probes only claim or find the site's entry; the adds come after them, in one place. With
+/// the adds inside the probe loop, lanes that found their entries at different probes ran
+/// different copies of the adds one after another, and on CUDA each float add to shared memory
+/// is a load and compare-and-store loop (`ATOMS.CAST`): the H200 executed each column's loop
+/// about seven times per slot and warp.
 #[cube]
 pub fn accumulate<F: Float>(
     hash: &TileHash<F>,
@@ -65,10 +71,11 @@ pub fn accumulate<F: Float>(
 ) {
     let id = site as u32;
     let start = id * 2654435761u32;
-    let mut done = false;
+    // The entry holding `id`, or `SLOTS` while none does.
+    let mut entry = SLOTS.runtime();
     #[unroll]
     for probe in 0..PROBES {
-        if !done {
+        if entry == SLOTS {
             let slot = ((start + probe as u32) & (SLOTS as u32 - 1)) as usize;
             // A weak exchange may fail spuriously: look at what the slot holds afterwards.
             let mut holder = hash.keys[slot].compare_exchange_weak(FREE, id);
@@ -80,23 +87,24 @@ pub fn accumulate<F: Float>(
                 }
             }
             if holder == id {
-                #[unroll]
-                for c in 0..channels {
-                    if comptime![native] {
-                        hash.floats[c * SLOTS + slot].fetch_add(contribution[c]);
-                    } else {
-                        add_bits(
-                            &hash.bits,
-                            c * SLOTS + slot,
-                            f32::cast_from(contribution[c]),
-                        );
-                    }
-                }
-                done = true;
+                entry = slot;
             }
         }
     }
-    if !done {
+    if entry < SLOTS {
+        #[unroll]
+        for c in 0..channels {
+            if comptime![native] {
+                hash.floats[c * SLOTS + entry].fetch_add(contribution[c]);
+            } else {
+                add_bits(
+                    &hash.bits,
+                    c * SLOTS + entry,
+                    f32::cast_from(contribution[c]),
+                );
+            }
+        }
+    } else {
         #[unroll]
         for c in 0..channels {
             out[site * channels + c].fetch_add(contribution[c]);
@@ -164,6 +172,13 @@ pub fn accumulate_plane<F: Float>(
     let lane = UNIT_POS_PLANE;
     let id = if live { site as u32 } else { FREE };
     let before = plane_shuffle_up(id, 1u32);
+    let mut sums = Array::<F>::new(channels);
+    #[unroll]
+    for c in 0..channels {
+        sums[c] = contribution[c];
+    }
+    // Whether this lane adds `sums` to the table: every live lane, unless runs are summed.
+    let mut adds = live;
     // A uniform decision: every lane of the plane must take the same branch, as the branch
     // shuffles.
     if plane_any(live && lane > 0 && before == id) {
@@ -175,11 +190,6 @@ pub fn accumulate_plane<F: Float>(
         } else {
             0u32
         };
-        let mut sums = Array::<F>::new(channels);
-        #[unroll]
-        for c in 0..channels {
-            sums[c] = contribution[c];
-        }
         let mut delta = 1u32;
         while delta < PLANE_DIM {
             let seen = plane_shuffle_up(start, delta);
@@ -205,10 +215,10 @@ pub fn accumulate_plane<F: Float>(
             }
             delta *= 2;
         }
-        if live && last {
-            accumulate::<F>(hash, out, site, &sums, channels, native);
-        }
-    } else if live {
-        accumulate::<F>(hash, out, site, contribution, channels, native);
+        adds = live && last;
+    }
+    // One call for both cases, so that all adding lanes run the same copy of the adds.
+    if adds {
+        accumulate::<F>(hash, out, site, &sums, channels, native);
     }
 }
