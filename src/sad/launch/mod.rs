@@ -2,14 +2,13 @@
 //! backward in `render`, the candidate kernels in `candidates`, the training steps in `train`,
 //! the device-side prune in `prune`, a replayed iteration's in `replay`.
 
+mod accumulation;
 mod candidates;
 mod occupancy;
 mod prune;
 mod render;
 mod replay;
 mod train;
-
-use std::sync::OnceLock;
 
 use burn::backend::{TensorMetadata, ops::IntTensorOps};
 use burn::tensor::{DType, IntDType, Shape};
@@ -19,11 +18,12 @@ use burn_sad_kernels::sad::{
 };
 use cubecl::{CubeCount, CubeDim};
 
+use accumulation::{native_shared_atomics, plane_sums, sorted_slots};
 use render::{backward, render_records};
 use replay::Clock;
 
 use super::{PassConfig, RenderGeometry, SadBackend, SiteRecordKind};
-use crate::launch::{empty_contiguous, expect_dims, expect_rows_of, switch};
+use crate::launch::{empty_contiguous, expect_dims, expect_rows_of};
 
 /// Units per side of the cubes of the per-cell candidate kernels.
 const CELL_TILE: u32 = 16;
@@ -60,22 +60,6 @@ fn site_grid(sites: usize) -> (CubeCount, CubeDim) {
         CubeCount::Static((sites as u32).div_ceil(256).max(1), 1, 1),
         CubeDim::new_1d(256),
     )
-}
-
-/// Whether the runtime has float atomics in shared memory (CUDA and HIP do; WGSL does not).
-fn native_shared_atomics(tensor: &CubeTensor) -> bool {
-    matches!(tensor.client.name(), "cuda" | "hip")
-}
-
-/// The environment variable that turns the backward's plane (warp) sums on (`1`) or off (`0`)
-/// where they would otherwise be chosen, for measuring both.
-pub const PLANE_SUMS_ENV: &str = "BURN_SAD_PLANE_SUMS";
-
-/// Whether the backward sums runs of equal sites across a plane before its shared-memory
-/// atomics: on CUDA and HIP, whose shuffles every unit reaches (WGSL subgroups are optional).
-fn plane_sums(tensor: &CubeTensor) -> bool {
-    static PLANE_SUMS: OnceLock<Option<bool>> = OnceLock::new();
-    switch(&PLANE_SUMS, PLANE_SUMS_ENV).unwrap_or_else(|| native_shared_atomics(tensor))
 }
 
 /// Checks the shapes every per-pixel and per-cell kernel indexes by: `sites` `[capacity, 10]`

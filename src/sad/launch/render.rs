@@ -9,7 +9,7 @@ use burn_sad_kernels::sad::{
 
 use super::{
     candidates, capacity, empty_f32, empty_i32, expect_sites_and_lists, ids, image_grid,
-    image_grid_cubes, native_shared_atomics, occupancy, plane_sums,
+    image_grid_cubes, native_shared_atomics, occupancy, plane_sums, sorted_slots,
 };
 use crate::launch::{expect_dims, launch_kernel};
 use crate::sad::RenderGeometry;
@@ -111,6 +111,7 @@ pub(super) fn backward(
         outputs,
         native_shared_atomics(&sites),
         plane_sums(&sites),
+        sorted_slots(),
         cubes_per_sm,
         dtype_to_storage_type(sites.dtype),
     ));
