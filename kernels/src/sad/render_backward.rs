@@ -235,6 +235,7 @@ pub fn render_backward_kernel<F: Float, N: Size>(
 struct DistinctId {
     /// The id, or `i32::MAX` (no site) once the list has none above `previous`.
     id: i32,
+    /// How many slots of the list hold it.
     copies: u32,
 }
 

@@ -1,6 +1,7 @@
 //! Launches of the SAD kernels on the CubeCL backend (every runtime): the render and its
 //! backward in `render`, the candidate kernels in `candidates`, the training steps in `train`,
-//! the device-side prune in `prune`, a replayed iteration's in `replay`.
+//! the device-side prune in `prune`, a replayed iteration's in `replay`; how the per-site sums
+//! are added on each runtime in `accumulation`, the backward's occupancy in `occupancy`.
 
 mod accumulation;
 mod candidates;
