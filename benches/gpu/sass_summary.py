@@ -1,24 +1,9 @@
-#!/usr/bin/env bash
-# On the GPU machine, after `benches/gpu/run.sh --no-tests --no-race`: Nsight Compute's SASS view
-# of one launch of one kernel (ours or the reference's) in the steady state of a 4000-iteration
-# fit, summed per opcode (executed warp instructions and stall samples), with the hottest
-# instructions listed: what a kernel's time goes to, instruction by instruction.
-#
-# Usage: [WHO=ours|ref] bash benches/gpu/ncu_sass.sh KERNEL_REGEX PHOTO BPP [SKIP]
-#   e.g. bash benches/gpu/ncu_sass.sh render_backward chelsea 1 200
-set -euo pipefail
-source "$(dirname "$0")/common.sh"
-kernel=$1 photo=$2 bpp=$3 skip=${4:-200}
-who=${WHO:-ours}
-mkdir -p "$WORK/ncu-sass"
-fit_command "$who" "$photo" "$bpp" "$WORK/ncu-sass"
-csv="$OUT/ncu-sass-$who-$kernel-$photo-$bpp.csv"
-(cd /tmp/sad-reference && CUDA_MODULE_LOADING=EAGER timeout 300 "$ncu" --set full --import-source no \
-  --kernel-name "regex:$kernel" --launch-skip "$skip" --launch-count 1 \
-  --cache-control none --clock-control none --page source --print-source sass --csv \
-  "${command[@]}" 2>/dev/null) | grep -v "^==PROF==" >"$csv" || true
-echo "== $who: $kernel, $photo $bpp bpp: SASS per opcode ($csv)"
-python3 - "$csv" <<'PY'
+"""Nsight Compute's SASS source page of one launch (CSV, as `SASS=1 bash benches/gpu/ncu_detail.sh`
+writes it), summed per opcode (warp instructions executed, share of the stall samples, static
+count), then the 25 instructions that gathered the most stall samples.
+
+Usage: python3 benches/gpu/sass_summary.py FILE.csv
+"""
 import csv, collections, sys
 lines = open(sys.argv[1], errors="replace").read().splitlines()
 start = next((i for i, l in enumerate(lines) if "Source" in l and "," in l), None)
@@ -48,4 +33,3 @@ for op, (e, s, n) in sorted(per_op.items(), key=lambda kv: -kv[1][1])[:30]:
 print("hottest instructions (stall samples):")
 for r in sorted(rows, key=lambda r: -num(r, stall))[:25]:
     print(f"{100*num(r, stall)/total_s:6.2f}% {num(r, execd):>10.0f}  {(r.get(src) or '').strip()[:90]}")
-PY
