@@ -11,7 +11,7 @@ use burn_sad::sad::fit::{
     TrainingConfig, fit, prune_candidates, prune_sites, reference, site_statistics,
     solve_target_bpp, squared_error_gradients, target_sites,
 };
-use burn_sad::sad::{Candidates, RenderGeometry, SiteTable};
+use burn_sad::sad::{Candidates, RenderGeometry, SiteTable, render, render_reference};
 use common::{assert_close, device, random_sites, values};
 
 const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data");
@@ -84,6 +84,61 @@ fn the_gradient_pass_sums_removal_deltas_like_the_statistics_pass() {
         "no removal cost"
     );
     assert_close(&got, &want, 2e-3, 2e-3, "removal delta");
+}
+
+/// ∂/∂sites of Σ (image − target)² through `op` and Burn's autodiff.
+fn squared_error_autodiff(
+    op: impl Fn(Tensor<2>) -> Tensor<3>,
+    sites: &Tensor<2>,
+    target: &Tensor<3>,
+) -> Vec<f32> {
+    let tracked =
+        Tensor::<2>::from_data(sites.to_data(), &sites.device().autodiff()).require_grad();
+    let target = Tensor::<3>::from_data(target.to_data(), &tracked.device());
+    let error = op(tracked.clone()) - target;
+    let grads = (error.clone() * error).sum().backward();
+    values(tracked.grad(&grads).expect("the sites are tracked").inner())
+}
+
+/// The fit's gradient pass sums in fixed point where the device allows (`TableSums::Fixed`,
+/// unless `BURN_SAD_FIXED_SUMS=0`). Against the plain-tensor reference on a photo with soft
+/// sites, and against the render op's own backward (float sums, the same per-pixel terms) with
+/// soft sites and with sharp ones, whose largest sums reach past the fixed-point range (such
+/// values go to the global sums as floats).
+#[test]
+fn squared_error_gradients_match_the_reference_and_the_float_sums() {
+    let device = device();
+    let (width, height) = (57, 37);
+    let target = photo_crop(width, height, &device).to_tensor(&device);
+    let geometry = RenderGeometry::new(width, height);
+    for (what, sharpen) in [("soft sites", 0.0), ("sharp sites", 10.0)] {
+        let mut table = random_sites(90, 5, width, height, 23);
+        for site in table.sites.iter_mut().filter(|s| s[0] >= 0.0) {
+            site[2] += sharpen;
+        }
+        let sites = table.to_tensor(100, &device);
+        let candidates = Candidates::exact(&sites, geometry);
+        let (grads, _) = squared_error_gradients(&sites, &candidates, &target, false);
+        let grads = values(grads);
+        let float_sums = squared_error_autodiff(|s| render(s, &candidates), &sites, &target);
+        let largest = float_sums.iter().fold(0f32, |m, v| m.max(v.abs()));
+        eprintln!("{what}: largest {largest}");
+        assert_close(
+            &grads,
+            &float_sums,
+            2e-5,
+            1e-5,
+            &format!("{what}, float sums"),
+        );
+        if sharpen == 0.0 {
+            let reference = squared_error_autodiff(
+                |s| render_reference(s, candidates.ids(), geometry),
+                &sites,
+                &target,
+            );
+            assert_close(&grads, &reference, 1e-4, 1e-3, "soft sites, reference");
+        }
+    }
 }
 
 #[test]

@@ -43,6 +43,8 @@ mod score;
 #[allow(missing_docs)] // CubeCL-generated launch items: see the crate root.
 mod statistics;
 #[allow(missing_docs)] // CubeCL-generated launch items: see the crate root.
+mod table_sums;
+#[allow(missing_docs)] // CubeCL-generated launch items: see the crate root.
 mod tau_diffusion;
 mod tile_hash;
 #[allow(missing_docs)] // CubeCL-generated launch items: see the crate root.
@@ -71,6 +73,7 @@ pub use record::{
 pub use render::render_kernel;
 pub use render_backward::{BackwardOutputs, render_backward_kernel};
 pub use statistics::{DENSIFY_STATS, StatisticsKind, site_statistics_kernel};
+pub use table_sums::{FIXED_LIMIT, FRACTION_BITS, LOW_BITS, TableSums};
 pub use tau_diffusion::{
     DEAD_HOME, NeighbourSource, TauNeighbours, TauNeighboursLaunch, tau_diffusion_kernel,
 };

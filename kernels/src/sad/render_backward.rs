@@ -8,6 +8,7 @@ use super::lists::{cell_id, cell_ids};
 use super::record::{RECORD_WORDS, read_colour, read_site};
 use super::render::cell_of_pixel;
 use super::statistics::{removal_delta, slot_share};
+use super::table_sums::TableSums;
 use super::tile_hash::{TileHash, accumulate, accumulate_plane, flush};
 use super::{COLOR, DIRECTION, K, LOG_ANISO, LOG_TAU, POSITION, RADIUS, SITE_PARAMS};
 
@@ -49,7 +50,8 @@ impl BackwardOutputs {
 /// slot in a runtime loop, scores the slot's site again and adds its contribution to the site.
 /// Contributions are first summed per tile in a shared-memory hash table keyed by site id
 /// (neighbouring pixels share most of their candidates), and each occupied entry is flushed
-/// with one global atomic add per column (see `TileHash`). With `plane_sums`, runs of
+/// with one global atomic add per column (see `TileHash`; `sums` is the table's form, see
+/// [`TableSums`]). With `plane_sums`, runs of
 /// neighbouring lanes that hold the same site in a slot are summed with plane shuffles first
 /// (see `accumulate_plane`). With `sorted_slots` the loop visits the list's distinct sites in
 /// increasing id order instead, each once with its contribution scaled by the number of slots
@@ -79,14 +81,14 @@ pub fn render_backward_kernel<F: Float, N: Size>(
     site_count: usize,
     inv_scale_sq: f32,
     #[comptime] outputs: BackwardOutputs,
-    #[comptime] native_atomics: bool,
+    #[comptime] sums: TableSums,
     #[comptime] plane_sums: bool,
     #[comptime] sorted_slots: bool,
     #[comptime] _min_cubes_per_sm: u32,
     #[define(F)] _dtype: ElemType,
 ) {
     let columns = comptime![outputs.columns()];
-    let hash = TileHash::<F>::new(columns, native_atomics);
+    let hash = TileHash::<F>::new(columns, sums);
 
     let x = CUBE_POS_X as usize * CUBE_DIM_X as usize + UNIT_POS_X as usize;
     let y = CUBE_POS_Y as usize * CUBE_DIM_Y as usize + UNIT_POS_Y as usize;
@@ -213,21 +215,13 @@ pub fn render_backward_kernel<F: Float, N: Size>(
             }
         }
         if comptime![plane_sums] {
-            accumulate_plane::<F>(
-                &hash,
-                grads,
-                live,
-                site,
-                &contribution,
-                columns,
-                native_atomics,
-            );
+            accumulate_plane::<F>(&hash, grads, live, site, &contribution, columns, sums);
         } else if live {
-            accumulate::<F>(&hash, grads, site, &contribution, columns, native_atomics);
+            accumulate::<F>(&hash, grads, site, &contribution, columns, sums);
         }
     }
 
-    flush::<F>(&hash, grads, columns, native_atomics);
+    flush::<F>(&hash, grads, columns, sums);
 }
 
 /// The smallest id of a list above `previous`, and how many of its slots hold it.

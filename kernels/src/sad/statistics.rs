@@ -7,6 +7,7 @@ use super::blend::{blend_weights, blended_colour};
 use super::lists::cell_ids;
 use super::record::read_colour;
 use super::render::cell_of_pixel;
+use super::table_sums::TableSums;
 use super::tile_hash::{TileHash, accumulate, flush};
 
 /// Channels of the densify statistics: mass, energy, ω, ω·x, ω·y, ω·x², ω·x·y, ω·y².
@@ -39,8 +40,8 @@ impl StatisticsKind {
 /// a pixel whose red value is negative lies outside the fit's mask and is skipped).
 ///
 /// Every pixel recomputes its blend; a site listed in several slots counts once, with its total
-/// weight W. Sums go through the tile hash (see `TileHash`; `native_atomics` where the runtime
-/// has float atomics in shared memory); every unit reaches every barrier.
+/// weight W. Sums go through the tile hash (see `TileHash`; `sums` is the table's form, see
+/// [`TableSums`]); every unit reaches every barrier.
 ///
 /// Launch with `(TILE, TILE)` cubes over the image.
 #[cube(launch, launch_unchecked)]
@@ -57,11 +58,11 @@ pub fn site_statistics_kernel<F: Float, N: Size>(
     site_count: usize,
     inv_scale_sq: f32,
     #[comptime] kind: StatisticsKind,
-    #[comptime] native_atomics: bool,
+    #[comptime] sums: TableSums,
     #[define(F)] _dtype: ElemType,
 ) {
     let channels = comptime![kind.channels()];
-    let hash = TileHash::<F>::new(channels, native_atomics);
+    let hash = TileHash::<F>::new(channels, sums);
 
     let x = CUBE_POS_X as usize * CUBE_DIM_X as usize + UNIT_POS_X as usize;
     let y = CUBE_POS_Y as usize * CUBE_DIM_Y as usize + UNIT_POS_Y as usize;
@@ -118,13 +119,13 @@ pub fn site_statistics_kernel<F: Float, N: Size>(
                         values[6] = omega * qx * qy;
                         values[7] = omega * qy * qy;
                     }
-                    accumulate::<F>(&hash, stats, site, &values, channels, native_atomics);
+                    accumulate::<F>(&hash, stats, site, &values, channels, sums);
                 }
             }
         }
     }
 
-    flush::<F>(&hash, stats, channels, native_atomics);
+    flush::<F>(&hash, stats, channels, sums);
 }
 
 /// How often a pixel's list names the site of slot `k` (`id`), and whether `k` is the first slot

@@ -5,6 +5,7 @@
 use cubecl::prelude::*;
 
 use super::TILE;
+use super::table_sums::{TableSums, fits_fixed, fixed_parts, fixed_value};
 
 /// Hash-table entries per tile, one per unit.
 const SLOTS: usize = TILE * TILE;
@@ -13,42 +14,58 @@ const FREE: u32 = u32::MAX;
 /// Linear probes before a contribution goes straight to global memory.
 const PROBES: usize = 8;
 
-/// A tile's table: site ids and, per entry, `channels` f32 sums.
-///
-/// With `native` (CUDA, HIP) the sums are float atomics in shared memory, as the reference
-/// keeps them; otherwise they are stored as their bits and added with compare-exchange loops,
-/// since WGSL has no float atomics in workgroup memory. The unused store has one element.
+/// A tile's table: site ids and, per entry, `channels` sums in the form `sums` says (see
+/// [`TableSums`]): float atomics (`floats`), f32 bits (`bits`), or fixed point (high parts in
+/// `highs`, low parts in `bits`). A store the form does not use has one element.
 #[derive(CubeType)]
 pub struct TileHash<F: Float> {
     keys: Shared<[Atomic<u32>]>,
     bits: Shared<[Atomic<u32>]>,
+    highs: Shared<[Atomic<i32>]>,
     floats: Shared<[Atomic<F>]>,
 }
 
 #[cube]
 impl<F: Float> TileHash<F> {
     /// An empty table. Every unit of the cube must call it (it ends with a barrier).
-    pub fn new(#[comptime] channels: usize, #[comptime] native: bool) -> TileHash<F> {
+    pub fn new(#[comptime] channels: usize, #[comptime] sums: TableSums) -> TileHash<F> {
         let unit = UNIT_POS as usize;
+        let per_channel = SLOTS * channels;
         let keys = Shared::<[Atomic<u32>]>::new_slice(SLOTS);
-        let bits = Shared::<[Atomic<u32>]>::new_slice(comptime![if native {
+        let bits = Shared::<[Atomic<u32>]>::new_slice(comptime![if sums == TableSums::Float {
             1
         } else {
-            SLOTS * channels
+            per_channel
         }]);
-        let floats =
-            Shared::<[Atomic<F>]>::new_slice(comptime![if native { SLOTS * channels } else { 1 }]);
+        let highs = Shared::<[Atomic<i32>]>::new_slice(comptime![if sums == TableSums::Fixed {
+            per_channel
+        } else {
+            1
+        }]);
+        let floats = Shared::<[Atomic<F>]>::new_slice(comptime![if sums == TableSums::Float {
+            per_channel
+        } else {
+            1
+        }]);
         keys[unit].store(FREE);
         #[unroll]
         for c in 0..channels {
-            if comptime![native] {
-                floats[c * SLOTS + unit].store(F::new(0.0));
-            } else {
-                bits[c * SLOTS + unit].store(0u32);
+            match comptime![sums] {
+                TableSums::Float => floats[c * SLOTS + unit].store(F::new(0.0)),
+                TableSums::Bits => bits[c * SLOTS + unit].store(0u32),
+                TableSums::Fixed => {
+                    bits[c * SLOTS + unit].store(0u32);
+                    highs[c * SLOTS + unit].store(0i32);
+                }
             }
         }
         sync_cube();
-        TileHash::<F> { keys, bits, floats }
+        TileHash::<F> {
+            keys,
+            bits,
+            highs,
+            floats,
+        }
     }
 }
 
@@ -59,7 +76,8 @@ impl<F: Float> TileHash<F> {
 /// the adds inside the probe loop, lanes that found their entries at different probes ran
 /// different copies of the adds one after another, and on CUDA each float add to shared memory
 /// is a load and compare-and-store loop (`ATOMS.CAST`): the H200 executed each column's loop
-/// about seven times per slot and warp.
+/// about seven times per slot and warp. [`TableSums::Fixed`] replaces those loops by two
+/// native integer adds per column.
 #[cube]
 pub fn accumulate<F: Float>(
     hash: &TileHash<F>,
@@ -67,7 +85,7 @@ pub fn accumulate<F: Float>(
     site: usize,
     contribution: &Array<F>,
     #[comptime] channels: usize,
-    #[comptime] native: bool,
+    #[comptime] sums: TableSums,
 ) {
     let id = site as u32;
     let start = id * 2654435761u32;
@@ -94,14 +112,22 @@ pub fn accumulate<F: Float>(
     if entry < SLOTS {
         #[unroll]
         for c in 0..channels {
-            if comptime![native] {
-                hash.floats[c * SLOTS + entry].fetch_add(contribution[c]);
-            } else {
-                add_bits(
-                    &hash.bits,
-                    c * SLOTS + entry,
-                    f32::cast_from(contribution[c]),
-                );
+            let index = c * SLOTS + entry;
+            match comptime![sums] {
+                TableSums::Float => {
+                    hash.floats[index].fetch_add(contribution[c]);
+                }
+                TableSums::Bits => add_bits(&hash.bits, index, f32::cast_from(contribution[c])),
+                TableSums::Fixed => {
+                    let value = f32::cast_from(contribution[c]);
+                    if fits_fixed(value) {
+                        let parts = fixed_parts(value);
+                        hash.highs[index].fetch_add(parts.high);
+                        hash.bits[index].fetch_add(parts.low);
+                    } else {
+                        out[site * channels + c].fetch_add(contribution[c]);
+                    }
+                }
             }
         }
     } else {
@@ -119,7 +145,7 @@ pub fn flush<F: Float>(
     hash: &TileHash<F>,
     out: &mut Tensor<Atomic<F>>,
     #[comptime] channels: usize,
-    #[comptime] native: bool,
+    #[comptime] sums: TableSums,
 ) {
     sync_cube();
     let unit = UNIT_POS as usize;
@@ -127,10 +153,14 @@ pub fn flush<F: Float>(
     if key != FREE {
         #[unroll]
         for c in 0..channels {
-            let value = if comptime![native] {
-                hash.floats[c * SLOTS + unit].load()
-            } else {
-                F::cast_from(f32::reinterpret(hash.bits[c * SLOTS + unit].load()))
+            let index = c * SLOTS + unit;
+            let value = match comptime![sums] {
+                TableSums::Float => hash.floats[index].load(),
+                TableSums::Bits => F::cast_from(f32::reinterpret(hash.bits[index].load())),
+                TableSums::Fixed => F::cast_from(fixed_value(
+                    hash.highs[index].load(),
+                    hash.bits[index].load(),
+                )),
             };
             out[key as usize * channels + c].fetch_add(value);
         }
@@ -167,17 +197,17 @@ pub fn accumulate_plane<F: Float>(
     site: usize,
     contribution: &Array<F>,
     #[comptime] channels: usize,
-    #[comptime] native: bool,
+    #[comptime] sums: TableSums,
 ) {
     let lane = UNIT_POS_PLANE;
     let id = if live { site as u32 } else { FREE };
     let before = plane_shuffle_up(id, 1u32);
-    let mut sums = Array::<F>::new(channels);
+    let mut totals = Array::<F>::new(channels);
     #[unroll]
     for c in 0..channels {
-        sums[c] = contribution[c];
+        totals[c] = contribution[c];
     }
-    // Whether this lane adds `sums` to the table: every live lane, unless runs are summed.
+    // Whether this lane adds `totals` to the table: every live lane, unless runs are summed.
     let mut adds = live;
     // A uniform decision: every lane of the plane must take the same branch, as the branch
     // shuffles.
@@ -208,9 +238,9 @@ pub fn accumulate_plane<F: Float>(
             let take = lane >= start + delta;
             #[unroll]
             for c in 0..channels {
-                let other = plane_shuffle_up(sums[c], delta);
+                let other = plane_shuffle_up(totals[c], delta);
                 if take {
-                    sums[c] += other;
+                    totals[c] += other;
                 }
             }
             delta *= 2;
@@ -219,6 +249,6 @@ pub fn accumulate_plane<F: Float>(
     }
     // One call for both cases, so that all adding lanes run the same copy of the adds.
     if adds {
-        accumulate::<F>(hash, out, site, &sums, channels, native);
+        accumulate::<F>(hash, out, site, &totals, channels, sums);
     }
 }

@@ -1,16 +1,36 @@
 //! How the per-pixel kernels that add into per-site sums (the backward, the statistics) do it on
-//! the runtime at hand: float atomics in shared memory or compare-and-swap loops, plane sums of
-//! neighbouring lanes first, and the order in which a pixel visits its list.
+//! the runtime at hand: float atomics in shared memory, compare-and-swap loops or fixed point,
+//! plane sums of neighbouring lanes first, and the order in which a pixel visits its list.
 
 use std::sync::OnceLock;
 
 use burn_cubecl::tensor::CubeTensor;
+use burn_sad_kernels::sad::TableSums;
 
 use crate::launch::switch;
 
 /// Whether the runtime has float atomics in shared memory (CUDA and HIP do; WGSL does not).
-pub(super) fn native_shared_atomics(tensor: &CubeTensor) -> bool {
+fn native_shared_atomics(tensor: &CubeTensor) -> bool {
     matches!(tensor.client.name(), "cuda" | "hip")
+}
+
+/// The environment variable that turns the fixed-point table sums of the squared-error
+/// gradients off (`0`: float atomics or compare-exchange loops, as other sums), for measuring
+/// both.
+pub const FIXED_SUMS_ENV: &str = "BURN_SAD_FIXED_SUMS";
+
+/// The form of the tile hash's sums (see [`TableSums`]) for sums whose scale is known to suit
+/// fixed point (`fixed_scale`: the fit's squared-error gradients), on the runtime of `tensor`.
+/// Other sums (a gradient from an arbitrary upstream loss, the densify statistics) stay float.
+pub(super) fn table_sums(tensor: &CubeTensor, fixed_scale: bool) -> TableSums {
+    static FIXED_SUMS: OnceLock<Option<bool>> = OnceLock::new();
+    if fixed_scale && switch(&FIXED_SUMS, FIXED_SUMS_ENV).unwrap_or(true) {
+        TableSums::Fixed
+    } else if native_shared_atomics(tensor) {
+        TableSums::Float
+    } else {
+        TableSums::Bits
+    }
 }
 
 /// The environment variable that turns the backward's plane (warp) sums on (`1`) or off (`0`)

@@ -19,7 +19,7 @@ use burn_sad_kernels::sad::{
 };
 use cubecl::{CubeCount, CubeDim};
 
-use accumulation::{native_shared_atomics, plane_sums, sorted_slots};
+use accumulation::{plane_sums, sorted_slots, table_sums};
 use render::{backward, render_records};
 use replay::Clock;
 

@@ -9,7 +9,7 @@ use burn_sad_kernels::sad::{
 
 use super::{
     candidates, capacity, empty_f32, empty_i32, expect_sites_and_lists, ids, image_grid,
-    image_grid_cubes, native_shared_atomics, occupancy, plane_sums, sorted_slots,
+    image_grid_cubes, occupancy, plane_sums, sorted_slots, table_sums,
 };
 use crate::launch::{expect_dims, launch_kernel};
 use crate::sad::RenderGeometry;
@@ -109,7 +109,7 @@ pub(super) fn backward(
         capacity(&sites),
         geometry.inv_scale_sq(),
         outputs,
-        native_shared_atomics(&sites),
+        table_sums(&sites, outputs.from_target),
         plane_sums(&sites),
         sorted_slots(),
         cubes_per_sm,

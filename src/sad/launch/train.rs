@@ -13,8 +13,7 @@ use burn_sad_kernels::sad::{
 use super::candidates::{record_vector_size, site_records_and_zeros};
 use super::replay::Clock;
 use super::{
-    capacity, empty_f32, empty_i32, expect_sites_and_lists, ids, image_grid, native_shared_atomics,
-    site_grid,
+    capacity, empty_f32, empty_i32, expect_sites_and_lists, ids, image_grid, site_grid, table_sums,
 };
 use crate::launch::{expect_dims, expect_len_at_least, expect_rows_of, launch_kernel};
 use crate::sad::RenderGeometry;
@@ -56,7 +55,7 @@ pub(super) fn site_statistics(
         capacity(&sites),
         geometry.inv_scale_sq(),
         kind,
-        native_shared_atomics(&sites),
+        table_sums(&sites, false),
         dtype_to_storage_type(sites.dtype),
     ));
     stats
