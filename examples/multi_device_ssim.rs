@@ -19,11 +19,7 @@ use anyhow::{Context, bail};
 use burn::data::dataloader::DataLoaderBuilder;
 use burn::data::dataloader::batcher::Batcher;
 use burn::data::dataset::InMemDataset;
-use burn::module::Module;
-use burn::nn::PaddingConfig2d;
-use burn::nn::conv::{Conv2d, Conv2dConfig};
 use burn::optim::AdamConfig;
-use burn::tensor::activation::relu;
 use burn::tensor::{Device, ExecutionError, Tensor};
 use burn::train::logger::InMemoryMetricLogger;
 use burn::train::metric::{Adaptor, LossInput, LossMetric};
@@ -41,37 +37,14 @@ mod quiet_renderer;
 use data::{CropBatcher, NoisyBatch, NoisyCrop, noisy_crops};
 use quiet_renderer::QuietRenderer;
 
+#[path = "common/denoiser.rs"]
+mod denoiser;
+use denoiser::Denoiser;
+
 const BATCH: usize = 4;
 const LAMBDA: f32 = 0.2;
 
-/// Predicts the noise of an image and subtracts it (residual learning).
-#[derive(Module, Debug)]
-struct Denoiser {
-    input: Conv2d,
-    hidden: Conv2d,
-    output: Conv2d,
-}
-
 impl Denoiser {
-    fn new(device: &Device) -> Self {
-        let conv = |from, to| {
-            Conv2dConfig::new([from, to], [3, 3])
-                .with_padding(PaddingConfig2d::Same)
-                .init(device)
-        };
-        Self {
-            input: conv(3, 16),
-            hidden: conv(16, 16),
-            output: conv(16, 3),
-        }
-    }
-
-    fn forward(&self, noisy: Tensor<4>) -> Tensor<4> {
-        let x = relu(self.input.forward(noisy.clone()));
-        let x = relu(self.hidden.forward(x));
-        noisy - self.output.forward(x)
-    }
-
     fn loss(&self, batch: NoisyBatch) -> Tensor<1> {
         ssim_l1_loss(
             self.forward(batch.noisy),
@@ -83,7 +56,7 @@ impl Denoiser {
 }
 
 /// What a step reports to burn-train's metrics: its loss.
-struct StepLoss {
+pub struct StepLoss {
     loss: Tensor<1>,
 }
 
@@ -139,7 +112,7 @@ struct Trained {
 fn train(devices: Vec<Device>, crops: Vec<NoisyCrop>, epochs: usize) -> anyhow::Result<Trained> {
     let main = devices[0].clone().autodiff();
     main.seed(7);
-    let model = Denoiser::new(&main);
+    let model = Denoiser::new(16, &main);
     let steps = epochs * (crops.len() / devices.len()).div_ceil(BATCH);
     let loader = |items: Vec<NoisyCrop>| {
         DataLoaderBuilder::new(CropBatcher)

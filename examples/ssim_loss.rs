@@ -6,50 +6,21 @@
 //! ```
 //! Prints the loss and the SSIM of the noisy input and of the model's output as training goes.
 
-use burn::module::Module;
-use burn::nn::PaddingConfig2d;
-use burn::nn::conv::{Conv2d, Conv2dConfig};
 use burn::optim::{AdamConfig, GradientsParams};
-use burn::tensor::activation::relu;
-use burn::tensor::{Device, Distribution, Tensor};
+use burn::tensor::{Distribution, Tensor};
 use burn_sad::device::{DeviceChoice, select_device};
 use burn_sad::image::load_rgb;
 use burn_sad::ssim::{SsimOptions, fused_ssim};
+
+#[path = "common/denoiser.rs"]
+mod denoiser;
+use denoiser::Denoiser;
 
 const PHOTOS: [&str; 3] = ["astronaut.png", "coffee.png", "chelsea.png"];
 const CROP: usize = 48;
 const BATCH: usize = 8;
 const NOISE: f64 = 0.08;
 const LAMBDA: f32 = 0.2;
-
-/// Predicts the noise of an image and subtracts it (residual learning).
-#[derive(Module, Debug)]
-struct Denoiser {
-    input: Conv2d,
-    hidden: Conv2d,
-    output: Conv2d,
-}
-
-impl Denoiser {
-    fn new(device: &Device) -> Self {
-        let conv = |from, to| {
-            Conv2dConfig::new([from, to], [3, 3])
-                .with_padding(PaddingConfig2d::Same)
-                .init(device)
-        };
-        Self {
-            input: conv(3, 24),
-            hidden: conv(24, 24),
-            output: conv(24, 3),
-        }
-    }
-
-    fn forward(&self, noisy: Tensor<4>) -> Tensor<4> {
-        let x = relu(self.input.forward(noisy.clone()));
-        let x = relu(self.hidden.forward(x));
-        noisy - self.output.forward(x)
-    }
-}
 
 /// Deterministic crop positions (a 64-bit LCG), so runs are comparable.
 struct Crops {
@@ -99,7 +70,7 @@ fn main() -> anyhow::Result<()> {
         .map(|name| load_rgb(format!("{data}/{name}"), &device))
         .collect::<Result<Vec<_>, _>>()?;
     let mut crops = Crops { photos, state: 7 };
-    let mut model = Denoiser::new(&device);
+    let mut model = Denoiser::new(24, &device);
     let mut optimizer = AdamConfig::new().init();
     let options = SsimOptions::default();
     let start = std::time::Instant::now();
