@@ -210,6 +210,8 @@ fn main() -> anyhow::Result<()> {
 
 #[cfg(test)]
 mod tests {
+    use burn::module::Module;
+
     use super::*;
 
     /// Two devices of the default backend: the wgpu default adapter and the wgpu CPU adapter
