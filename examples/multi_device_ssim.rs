@@ -113,7 +113,10 @@ fn train(devices: Vec<Device>, crops: Vec<NoisyCrop>, epochs: usize) -> anyhow::
     let main = devices[0].clone().autodiff();
     main.seed(7);
     let model = Denoiser::new(16, &main);
-    let steps = epochs * (crops.len() / devices.len()).div_ceil(BATCH);
+    // burn-train gives each device an equal slice, the last one the rest; an epoch ends with
+    // the largest slice's last batch.
+    let largest_slice = crops.len() - (devices.len() - 1) * (crops.len() / devices.len());
+    let steps = epochs * largest_slice.div_ceil(BATCH);
     let loader = |items: Vec<NoisyCrop>| {
         DataLoaderBuilder::new(CropBatcher)
             .batch_size(BATCH)
@@ -165,7 +168,13 @@ fn main() -> anyhow::Result<()> {
             .with_context(|| format!("{arg} needs a value"))?;
         match arg.as_str() {
             "--devices" => devices = value,
-            "--epochs" => epochs = value.parse().context("--epochs takes a whole number")?,
+            "--epochs" => {
+                epochs = value
+                    .parse()
+                    .ok()
+                    .filter(|&n| n > 0)
+                    .context("--epochs takes a whole number above 0")?
+            }
             _ => bail!("unknown argument {arg}: expected --devices LIST or --epochs N"),
         }
     }
@@ -175,13 +184,11 @@ fn main() -> anyhow::Result<()> {
     }
     let devices: Vec<Device> = found.into_iter().map(|(device, _)| device).collect();
     let main_device = devices[0].clone();
-    let crops = noisy_crops(96, &main_device)?;
-    let per_epoch = crops.len().div_ceil(BATCH);
-    let held_out = CropBatcher.batch(
-        noisy_crops(96 + BATCH, &main_device)?[96..].to_vec(),
-        &main_device,
-    );
+    let mut crops = noisy_crops(96 + BATCH, &main_device)?;
+    let held_out = CropBatcher.batch(crops.split_off(96), &main_device);
     let trained = train(devices, crops, epochs)?;
+    // Every device's batches are logged, so an epoch's share of the log is its length / epochs.
+    let per_epoch = (trained.losses.len() / epochs).max(1);
     for (epoch, losses) in trained.losses.chunks(per_epoch).enumerate() {
         println!(
             "epoch {:2}  mean training loss {:.4}",
