@@ -21,6 +21,8 @@ pub mod kernel_cache;
 mod launch;
 pub mod sad;
 pub mod ssim;
+#[cfg(feature = "wgpu")]
+pub mod viewer;
 
 #[cfg(feature = "cube")]
 pub use launch::CHECKED_KERNELS_ENV;

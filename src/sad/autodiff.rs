@@ -12,9 +12,9 @@ use burn::backend::{
     tensor::{FloatTensor, IntTensor},
 };
 
-use burn_sad_kernels::sad::{AdamStep, StatisticsKind};
+use burn_sad_kernels::sad::{AdamStep, StatisticsKind, ViewColours};
 
-use super::{PassConfig, RenderGeometry, SadBackend, SiteRecordKind};
+use super::{PassConfig, RenderGeometry, SadBackend, SiteRecordKind, ViewTransform};
 
 #[derive(Debug, Clone)]
 struct RenderState<B: Backend> {
@@ -112,8 +112,30 @@ impl<B: SadBackend, C: CheckpointStrategy> SadBackend for Autodiff<B, C> {
         B::sad_flood_candidates(records, geometry)
     }
 
-    fn sad_pack_sites(sites: FloatTensor<Self>, kind: SiteRecordKind) -> IntTensor<Self> {
-        B::sad_pack_sites(sites.into_primitive(), kind)
+    fn sad_pack_sites(
+        sites: FloatTensor<Self>,
+        kind: SiteRecordKind,
+        view: ViewTransform,
+    ) -> IntTensor<Self> {
+        B::sad_pack_sites(sites.into_primitive(), kind, view)
+    }
+
+    fn sad_view_colours(
+        sites: FloatTensor<Self>,
+        winners: IntTensor<Self>,
+        colours: ViewColours,
+        scale: (f32, f32),
+    ) -> FloatTensor<Self> {
+        Self::from_inner(B::sad_view_colours(
+            sites.into_primitive(),
+            winners,
+            colours,
+            scale,
+        ))
+    }
+
+    fn sad_mark_sites(records: IntTensor<Self>, image: FloatTensor<Self>) -> FloatTensor<Self> {
+        Self::from_inner(B::sad_mark_sites(records, image.into_primitive()))
     }
 
     fn sad_render_records(

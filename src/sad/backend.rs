@@ -8,7 +8,9 @@ use burn::backend::{
     Backend, backend_extension,
     tensor::{FloatTensor, IntTensor},
 };
-use burn_sad_kernels::sad::{AdamStep, StatisticsKind};
+use burn_sad_kernels::sad::{AdamStep, StatisticsKind, ViewColours};
+
+use super::ViewTransform;
 
 /// The image a render produces and the candidate grid it reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -136,8 +138,13 @@ pub trait SadBackend: Backend {
     /// ([`SiteRecordKind::Full`], which the renders read too): seeds, then steps P/2 … 1.
     fn sad_flood_candidates(records: IntTensor<Self>, geometry: RenderGeometry) -> IntTensor<Self>;
 
-    /// The site records of `kind`, `[capacity, kind.words()]` u32.
-    fn sad_pack_sites(sites: FloatTensor<Self>, kind: SiteRecordKind) -> IntTensor<Self>;
+    /// The site records of `kind`, `[capacity, kind.words()]` u32, of the sites as `view`
+    /// places them ([`ViewTransform::IDENTITY`]: as they are).
+    fn sad_pack_sites(
+        sites: FloatTensor<Self>,
+        kind: SiteRecordKind,
+        view: ViewTransform,
+    ) -> IntTensor<Self>;
 
     /// [`sad_render`](Self::sad_render) from the full records of the sites
     /// ([`SiteRecordKind::Full`]), packed once for many renders of the same sites; not
@@ -156,6 +163,20 @@ pub trait SadBackend: Backend {
         candidates: IntTensor<Self>,
         geometry: RenderGeometry,
     ) -> IntTensor<Self>;
+
+    /// A debug view's colours, `[3, height, width]` in [0, 1], from each pixel's winning site
+    /// (`winners`, `[height, width]`, see [`sad_winners`](Self::sad_winners)) and the sites'
+    /// own values (`sites`, `[capacity, 10]`), on the colour scale `(lo, hi)`.
+    fn sad_view_colours(
+        sites: FloatTensor<Self>,
+        winners: IntTensor<Self>,
+        colours: ViewColours,
+        scale: (f32, f32),
+    ) -> FloatTensor<Self>;
+
+    /// `image` (`[3, height, width]`) with each live site of the full `records` marked: its
+    /// pixel white, ringed by 8 black ones.
+    fn sad_mark_sites(records: IntTensor<Self>, image: FloatTensor<Self>) -> FloatTensor<Self>;
 
     /// One propagation pass, ranking from `packed`, the [`SiteRecordKind::Ranking`] records.
     fn sad_candidate_pass(

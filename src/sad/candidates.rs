@@ -6,7 +6,7 @@ use burn_sad_kernels::sad::{K, PACKED_WORDS};
 #[cfg(feature = "cube")]
 use super::PassConfig;
 use super::reference::{exact_candidates, pack_sites_reference};
-use super::{RenderGeometry, RenderReadySites, SiteTable};
+use super::{RenderGeometry, RenderReadySites, SiteTable, ViewTransform};
 #[cfg(feature = "cube")]
 use crate::device::uses_fused_kernels;
 
@@ -70,6 +70,18 @@ impl HilbertOrder {
         height: usize,
         device: &burn::tensor::Device,
     ) -> Self {
+        Self::of_view(table, ViewTransform::IDENTITY, width, height, device)
+    }
+
+    /// [`HilbertOrder::of`] the sites as `view` places them on a `width × height` image (live
+    /// sites outside it at the nearest edge; inactive ones at (0, 0)).
+    pub fn of_view(
+        table: &SiteTable,
+        view: ViewTransform,
+        width: usize,
+        height: usize,
+        device: &burn::tensor::Device,
+    ) -> Self {
         let side = width.max(height).max(2);
         let bits = (usize::BITS - (side - 1).leading_zeros()).max(1);
         let clamp = |v: f32, n: usize| (v as i64).clamp(0, n as i64 - 1) as u32;
@@ -78,10 +90,12 @@ impl HilbertOrder {
             .iter()
             .enumerate()
             .map(|(i, s)| {
-                (
-                    hilbert_index(clamp(s[0], width), clamp(s[1], height), bits),
-                    i,
-                )
+                let (x, y) = if s[0] >= 0.0 {
+                    view.apply(s[0], s[1])
+                } else {
+                    (s[0], s[1])
+                };
+                (hilbert_index(clamp(x, width), clamp(y, height), bits), i)
             })
             .collect();
         keyed.sort_by_key(|&(key, i)| (key, i));
@@ -184,12 +198,13 @@ impl Candidates {
     /// the bits of an f32: x, y, direction x, y, e^a, 1/e^a, radius and τ, where
     /// position, direction, radius, log τ and log anisotropy are first rounded to f16 as the
     /// reference's 16-byte packed copy rounds them, so the keys are the reference's; inactive
-    /// sites as (−1, −1) and zeros. Where CubeCL kernels cannot run, packed on the host. Read
-    /// the words back with `as u32` (a backend's int type may hold them as signed values).
+    /// sites at x = y = [`DEAD_X`](burn_sad_kernels::sad::DEAD_X) and zeros. Where CubeCL
+    /// kernels cannot run, packed on the host. Read the words back with `as u32` (a backend's
+    /// int type may hold them as signed values).
     pub fn packed(sites: &Tensor<2>) -> Tensor<2, Int> {
         #[cfg(feature = "cube")]
         if uses_fused_kernels(&sites.device()) {
-            return dispatch::pack(sites.clone());
+            return dispatch::pack(sites.clone(), ViewTransform::IDENTITY);
         }
         let table = SiteTable::from_tensor(sites.clone(), 0, 0);
         let words = pack_sites_reference(&table.sites);
@@ -209,7 +224,7 @@ impl Candidates {
     ) {
         #[cfg(feature = "cube")]
         if uses_fused_kernels(&sites.device()) {
-            let packed = dispatch::pack(sites.clone());
+            let packed = dispatch::pack(sites.clone(), ViewTransform::IDENTITY);
             self.propagate_packed(&packed, hilbert, options);
             return;
         }
@@ -280,7 +295,7 @@ impl Candidates {
         #[cfg(feature = "cube")]
         if uses_fused_kernels(&ready.sites().device()) {
             // The sites do not change between passes: one ranking copy serves them all.
-            let packed = dispatch::pack(ready.sites().clone());
+            let packed = dispatch::pack(ready.sites().clone(), ready.view());
             for pass in 0..passes {
                 candidates.propagate_packed(&packed, hilbert, options);
                 after_step(pass + 2)?;
@@ -302,7 +317,7 @@ mod dispatch {
     use burn::backend::Dispatch;
     use burn::tensor::{Int, Tensor};
 
-    use super::super::{PassConfig, RenderGeometry, SadBackend, SiteRecordKind};
+    use super::super::{PassConfig, RenderGeometry, SadBackend, SiteRecordKind, ViewTransform};
     use super::HilbertOrder;
 
     pub fn init(sites: Tensor<2>, geometry: RenderGeometry, seed: u32) -> Tensor<2, Int> {
@@ -320,10 +335,11 @@ mod dispatch {
         ))
     }
 
-    pub fn pack(sites: Tensor<2>) -> Tensor<2, Int> {
+    pub fn pack(sites: Tensor<2>, view: ViewTransform) -> Tensor<2, Int> {
         Tensor::from_dispatch(<Dispatch as SadBackend>::sad_pack_sites(
             sites.into_dispatch(),
             SiteRecordKind::Ranking,
+            view,
         ))
     }
 

@@ -79,4 +79,24 @@ pub enum SadError {
         /// Device of the candidates.
         candidates: String,
     },
+    /// A view's zoom is not a finite number in (0, max].
+    #[error("render: the zoom must be a number above 0 and at most {max}, got {zoom}")]
+    BadZoom {
+        /// The zoom given.
+        zoom: f32,
+        /// The limit.
+        max: f32,
+    },
+    /// A view's centre is not a finite point.
+    #[error("render: the view's centre must be a finite point, got ({x}, {y})")]
+    BadCentre {
+        /// x given.
+        x: f32,
+        /// y given.
+        y: f32,
+    },
+    /// A zoomed view was asked of a device without CubeCL kernels (the Flex fallback): the
+    /// view's records are packed by a kernel.
+    #[error("render: zoomed views need a device that runs the CubeCL kernels (not flex)")]
+    ViewNeedsKernels,
 }

@@ -3,9 +3,11 @@
 
 use burn::tensor::{DType, Shape};
 use burn_fusion::{Fusion, FusionBackend};
-use burn_sad_kernels::sad::{ADAM_STATE, AdamStep, BackwardOutputs, K, StatisticsKind};
+use burn_sad_kernels::sad::{
+    ADAM_STATE, AdamStep, BackwardOutputs, K, StatisticsKind, ViewColours,
+};
 
-use super::{PassConfig, RenderGeometry, SadBackend, SiteRecordKind};
+use super::{PassConfig, RenderGeometry, SadBackend, SiteRecordKind, ViewTransform};
 use crate::fusion_op::{Lazy, Mixed, register_op};
 
 /// Queues one op of the inner backend `B` on the fusion stream, stated once:
@@ -132,13 +134,39 @@ impl<B: FusionBackend + SadBackend> SadBackend for Fusion<B> {
         ids
     }
 
-    fn sad_pack_sites(sites: Lazy<B>, kind: SiteRecordKind) -> Lazy<B> {
+    fn sad_pack_sites(sites: Lazy<B>, kind: SiteRecordKind, view: ViewTransform) -> Lazy<B> {
         let packed = (Shape::new([sites.shape[0], kind.words()]), DType::U32);
-        let [packed] = queue!(format!("burn_sad::sad_pack_sites::{kind:?}");
+        let [packed] = queue!(format!("burn_sad::sad_pack_sites::{kind:?}::{view:?}");
             floats [sites], ints [] => [], [packed];
-            int(B::sad_pack_sites(sites, kind)))
+            int(B::sad_pack_sites(sites, kind, view)))
         .ints;
         packed
+    }
+
+    fn sad_view_colours(
+        sites: Lazy<B>,
+        winners: Lazy<B>,
+        colours: ViewColours,
+        scale: (f32, f32),
+    ) -> Lazy<B> {
+        let image = (
+            Shape::new([3, winners.shape[0], winners.shape[1]]),
+            DType::F32,
+        );
+        let [image] = queue!(format!("burn_sad::sad_view_colours::{colours:?}::{scale:?}");
+            floats [sites], ints [winners] => [image], [];
+            float(B::sad_view_colours(sites, winners, colours, scale)))
+        .floats;
+        image
+    }
+
+    fn sad_mark_sites(records: Lazy<B>, image: Lazy<B>) -> Lazy<B> {
+        let marked = (image.shape.clone(), DType::F32);
+        let [marked] = queue!("burn_sad::sad_mark_sites".to_string();
+            floats [image], ints [records] => [marked], [];
+            float(B::sad_mark_sites(records, image)))
+        .floats;
+        marked
     }
 
     fn sad_render_records(

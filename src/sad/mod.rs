@@ -25,6 +25,7 @@ mod render_only;
 mod sites;
 mod view_colours;
 mod view_dots;
+mod view_transform;
 mod views;
 
 pub use backend::{PassConfig, RenderGeometry, SadBackend, SiteRecordKind};
@@ -42,4 +43,5 @@ pub use render_only::{
 pub use sites::{INACTIVE_SITE, SiteTable, Sites};
 pub use view_colours::view_colours_reference;
 pub use view_dots::dots_reference;
+pub use view_transform::{MAX_ZOOM, ViewTransform};
 pub use views::{SiteView, ViewImage, render_view, winners, winners_reference};

@@ -4,8 +4,8 @@
 
 use burn::tensor::{Bool, Int, Tensor, TensorData};
 use burn_sad_kernels::sad::{
-    DIRECTION, K, LOG_ANISO, LOG_TAU, PACKED_WORDS, POSITION, RADIUS, RANK_DIRECTION, RANK_RADIUS,
-    RANK_SQUEEZE, RANK_STRETCH, RANK_TAU, RANK_X, SITE_PARAMS,
+    DEAD_X, DIRECTION, K, LOG_ANISO, LOG_TAU, PACKED_WORDS, POSITION, RADIUS, RANK_DIRECTION,
+    RANK_RADIUS, RANK_SQUEEZE, RANK_STRETCH, RANK_TAU, RANK_X, SITE_PARAMS,
 };
 
 use super::RenderGeometry;
@@ -322,8 +322,8 @@ pub fn pack_sites_reference(sites: &[[f32; SITE_PARAMS]]) -> Vec<u32> {
             record[RANK_RADIUS] = view[RADIUS];
             record[RANK_TAU] = view[LOG_TAU].exp();
         } else {
-            record[RANK_X] = -1.0;
-            record[RANK_X + 1] = -1.0;
+            record[RANK_X] = DEAD_X;
+            record[RANK_X + 1] = DEAD_X;
         }
         words.extend(record.map(f32::to_bits));
     }

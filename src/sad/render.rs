@@ -7,7 +7,7 @@ use burn_sad_kernels::sad::{K, SITE_PARAMS};
 
 #[cfg(feature = "cube")]
 use super::RenderGeometry;
-use super::{Candidates, SadError, render_reference};
+use super::{Candidates, SadError, ViewTransform, render_reference};
 #[cfg(feature = "cube")]
 use super::{SadBackend, SiteRecordKind};
 #[cfg(feature = "cube")]
@@ -48,21 +48,52 @@ pub struct RenderReadySites {
     sites: Tensor<2>,
     #[cfg_attr(not(feature = "cube"), allow(dead_code))]
     records: Option<Tensor<2, Int>>,
+    view: ViewTransform,
 }
 
 impl RenderReadySites {
     /// Packs `[capacity, 10]` sites (one launch on CubeCL devices, nothing elsewhere).
     pub fn new(sites: Tensor<2>) -> Self {
         #[cfg(feature = "cube")]
-        let records = uses_fused_kernels(&sites.device()).then(|| fused_records(sites.clone()));
+        let records = uses_fused_kernels(&sites.device())
+            .then(|| fused_records(sites.clone(), ViewTransform::IDENTITY));
         #[cfg(not(feature = "cube"))]
         let records = None;
-        Self { sites, records }
+        Self {
+            sites,
+            records,
+            view: ViewTransform::IDENTITY,
+        }
+    }
+
+    /// Packs `[capacity, 10]` sites as `view` places them (see [`ViewTransform`]): the renders,
+    /// candidate builds, winners and site marks of the result are of the view, while
+    /// [`sites`](Self::sites) stay the given ones. An error where no CubeCL kernel runs (the
+    /// Flex fallback renders from the sites themselves), unless `view` is the identity.
+    pub fn viewed(sites: Tensor<2>, view: ViewTransform) -> Result<Self, SadError> {
+        if view.is_identity() {
+            return Ok(Self::new(sites));
+        }
+        #[cfg(feature = "cube")]
+        if uses_fused_kernels(&sites.device()) {
+            let records = Some(fused_records(sites.clone(), view));
+            return Ok(Self {
+                sites,
+                records,
+                view,
+            });
+        }
+        Err(SadError::ViewNeedsKernels)
     }
 
     /// The sites, `[capacity, 10]`.
     pub fn sites(&self) -> &Tensor<2> {
         &self.sites
+    }
+
+    /// Where the records place the sites.
+    pub fn view(&self) -> ViewTransform {
+        self.view
     }
 
     /// The full site records (`[capacity, RECORD_WORDS]` u32) where CubeCL kernels run.
@@ -125,10 +156,11 @@ fn fused_render(sites: Tensor<2>, ids: Tensor<2, Int>, geometry: RenderGeometry)
 }
 
 #[cfg(feature = "cube")]
-fn fused_records(sites: Tensor<2>) -> Tensor<2, Int> {
+fn fused_records(sites: Tensor<2>, view: ViewTransform) -> Tensor<2, Int> {
     Tensor::from_dispatch(<Dispatch as SadBackend>::sad_pack_sites(
         sites.into_dispatch(),
         SiteRecordKind::Full,
+        view,
     ))
 }
 

@@ -6,11 +6,11 @@ use burn::tensor::{Device, Tensor};
 
 use super::{
     Candidates, HilbertOrder, PropagationOptions, RenderGeometry, RenderReadySites, SadError,
-    SiteTable, render_ready,
+    SiteTable, ViewTransform, render_ready,
 };
 
 /// Options of [`render_sites`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RenderOnlyOptions {
     /// Output width; `None` keeps the file's (or follows `height`'s scale).
     pub width: Option<usize>,
@@ -23,6 +23,14 @@ pub struct RenderOnlyOptions {
     pub passes: u32,
     /// Probes of each pass.
     pub propagation: PropagationOptions,
+    /// A zoomed view (see [`ViewTransform::zoomed`]): 1 shows the whole file, centred and
+    /// scaled uniformly to fit the output, 4 four times closer; radii and τ follow the zoom
+    /// (the diagram, not its pixels, is magnified). `None` (with no `centre`) renders the file
+    /// stretched to the output size as the reference does.
+    pub zoom: Option<f32>,
+    /// The file's point (in its pixels) at the centre of a zoomed view; the file's centre if
+    /// `None`. Either this or `zoom` asks for a zoomed view.
+    pub centre: Option<(f32, f32)>,
 }
 
 impl Default for RenderOnlyOptions {
@@ -33,6 +41,8 @@ impl Default for RenderOnlyOptions {
             scale_radius: false,
             passes: 16,
             propagation: PropagationOptions::default(),
+            zoom: None,
+            centre: None,
         }
     }
 }
@@ -95,6 +105,19 @@ impl RenderOnlyOptions {
         }
         Ok(size)
     }
+
+    /// The view of `table` at `size`: the zoomed view if `zoom` or `centre` asks for one.
+    pub fn view_for(
+        &self,
+        table: &SiteTable,
+        size: (usize, usize),
+    ) -> Result<Option<ViewTransform>, SadError> {
+        if self.zoom.is_none() && self.centre.is_none() {
+            return Ok(None);
+        }
+        let zoom = self.zoom.unwrap_or(1.0);
+        ViewTransform::zoomed((table.width, table.height), size, zoom, self.centre).map(Some)
+    }
 }
 
 /// Renders `table` on `device`: at its own size, or at another with positions scaled by
@@ -124,7 +147,13 @@ pub fn render_sites_with_progress(
             max: MAX_PASSES,
         });
     }
-    let table = table.scaled_to(width, height, options.scale_radius);
+    let view = options.view_for(table, (width, height))?;
+    let table = match view {
+        // A view keeps the file's sites; their records are of the view.
+        Some(_) => table.clone(),
+        None => table.scaled_to(width, height, options.scale_radius),
+    };
+    let view = view.unwrap_or(ViewTransform::IDENTITY);
     let capacity = table.sites.len();
     if capacity == 0 || capacity > i32::MAX as usize {
         return Err(SadError::BadCapacity(capacity));
@@ -145,12 +174,12 @@ pub fn render_sites_with_progress(
         Ok(())
     };
     // Built outside the timed region, as in the reference.
-    let hilbert = HilbertOrder::of(&table, width, height, device);
+    let hilbert = HilbertOrder::of_view(&table, view, width, height, device);
     sync()?;
     // A first, untimed build and render launches every kernel once: the reference's times are
     // of loaded modules, and ours should not include just-in-time compilation either.
     let start = Instant::now();
-    let warm_ready = RenderReadySites::new(sites.clone());
+    let warm_ready = RenderReadySites::viewed(sites.clone(), view)?;
     let warm = Candidates::flood_and_propagate(
         &warm_ready,
         geometry,
@@ -167,7 +196,7 @@ pub fn render_sites_with_progress(
     // for. The build packs the records the renders read (the reference packs its site copy
     // there).
     let start = Instant::now();
-    let ready = RenderReadySites::new(sites.clone());
+    let ready = RenderReadySites::viewed(sites.clone(), view)?;
     let candidates = Candidates::flood_and_propagate(
         &ready,
         geometry,

@@ -1,11 +1,13 @@
 //! The `dots` debug view: the render with each live site's position marked on top, a white
-//! pixel ringed by 8 black ones, drawn by tensor ops on the render's device (no host loop over
-//! pixels), and the same marks on the host ([`dots_reference`]) for the tests.
+//! pixel ringed by 8 black ones, by the mark kernel on the render's device
+//! (`burn_sad_kernels::sad::mark_sites_kernel`, which the browser viewer runs too), and the same
+//! marks on the host ([`dots_reference`]) for the tests and the Flex fallback.
 
-use burn::tensor::{Bool, IndexingUpdateOp, Tensor};
+use burn::tensor::{Tensor, TensorData};
 use burn_sad_kernels::sad::{POSITION, SITE_PARAMS};
 
 use super::views::ViewImage;
+use super::{RenderReadySites, SiteTable};
 
 /// The 8 ring offsets around a site's pixel.
 const RING: [(i64, i64); 8] = [
@@ -20,59 +22,57 @@ const RING: [(i64, i64); 8] = [
 ];
 
 /// The pixel a site at (`x`, `y`) marks, offset by (`dx`, `dy`) and clamped to the image: the
-/// nearest integer point (pixels are evaluated at integer coordinates).
-fn marked_pixel(x: f32, y: f32, (dx, dy): (i64, i64), (width, height): (usize, usize)) -> usize {
+/// nearest integer point (pixels are evaluated at integer coordinates); `None` for a site more
+/// than a pixel outside the image (a zoomed view's), which is not marked.
+fn marked_pixel(
+    x: f32,
+    y: f32,
+    (dx, dy): (i64, i64),
+    (width, height): (usize, usize),
+) -> Option<usize> {
+    if !(x >= -1.0 && y >= -1.0 && x <= width as f32 && y <= height as f32) {
+        return None;
+    }
     let px = ((x + 0.5).floor() as i64 + dx).clamp(0, width as i64 - 1) as usize;
     let py = ((y + 0.5).floor() as i64 + dy).clamp(0, height as i64 - 1) as usize;
-    py * width + px
+    Some(py * width + px)
 }
 
-/// `image` (`[3, H, W]`) clamped to [0, 1] with the live sites of `sites` (`[capacity, 10]`, in
-/// the image's pixel coordinates) marked: centres white, rings black (a centre wins over another
-/// site's ring).
-pub(super) fn dots(sites: &Tensor<2>, image: Tensor<3>) -> ViewImage {
+/// `image` (`[3, H, W]`) clamped to [0, 1] with the live sites of `sites` marked where their
+/// records place them (see [`RenderReadySites::viewed`]): centres white, rings black (a centre
+/// wins over another site's ring).
+pub(super) fn dots(sites: &RenderReadySites, image: Tensor<3>) -> ViewImage {
     let [_, height, width] = image.dims();
-    let capacity = sites.dims()[0];
-    let plane = height * width;
+    let table = SiteTable::from_tensor(sites.sites().clone(), width, height);
+    let count = table.sites.iter().filter(|s| s[POSITION] >= 0.0).count();
+    let legend =
+        format!("dots: the render, each of the {count} live sites a white pixel ringed in black");
+    #[cfg(feature = "cube")]
+    if let Some(records) = sites.records() {
+        let marked = Tensor::from_dispatch(
+            <burn::backend::Dispatch as super::SadBackend>::sad_mark_sites(
+                records.clone().into_dispatch(),
+                image.into_dispatch(),
+            ),
+        );
+        return ViewImage {
+            image: marked.clamp(0.0, 1.0),
+            legend,
+        };
+    }
+    // Without kernels the records are the sites themselves (no view but the identity).
     let device = image.device();
-    let column = |c: usize| sites.clone().narrow(1, c, 1).reshape([capacity]);
-    let (x, y) = (column(POSITION), column(POSITION + 1));
-    let live = x.clone().greater_equal_elem(0.0);
-    let round = |v: Tensor<1>| v.add_scalar(0.5).floor().int();
-    let (px, py) = (round(x), round(y));
-    let dead = live.clone().bool_not();
-    let ones = Tensor::<1>::ones([capacity], &device);
-    // How many marks of one kind cover each pixel; dead sites count at a spare last index.
-    let cover = |offsets: &[(i64, i64)]| -> Tensor<3, Bool> {
-        let mut counts = Tensor::<1>::zeros([plane + 1], &device);
-        for &(dx, dy) in offsets {
-            let cx = px.clone().add_scalar(dx).clamp(0, width as i64 - 1);
-            let cy = py.clone().add_scalar(dy).clamp(0, height as i64 - 1);
-            let index = (cy.mul_scalar(width as i64) + cx).mask_fill(dead.clone(), plane as i64);
-            counts = counts.select_assign(0, index, ones.clone(), IndexingUpdateOp::Add);
-        }
-        counts
-            .narrow(0, 0, plane)
-            .greater_elem(0.0)
-            .reshape([1, height, width])
-            .repeat_dim(0, 3)
-    };
-    let (ring, centre) = (cover(&RING), cover(&[(0, 0)]));
-    let marked = image
-        .clamp(0.0, 1.0)
-        .mask_fill(ring, 0.0)
-        .mask_fill(centre, 1.0);
-    let count = live.int().sum().into_scalar::<i64>();
+    let values = image.try_to_vec_as::<f32>().expect("a render is readable");
+    let marked = dots_reference(&table.sites, &values, (width, height));
     ViewImage {
-        image: marked,
-        legend: format!(
-            "dots: the render, each of the {count} live sites a white pixel ringed in black"
-        ),
+        image: Tensor::from_data(TensorData::new(marked, [3, height, width]), &device),
+        legend,
     }
 }
 
 /// The `dots` view ([`SiteView::Dots`](super::SiteView::Dots)) on the host: `image`
-/// (`[3, H, W]` values) clamped, with the marks of the live sites of `sites`.
+/// (`[3, H, W]` values) clamped, with the marks of the live sites of `sites` (positions in the
+/// image's pixels; sites more than a pixel outside it are not marked).
 pub fn dots_reference(
     sites: &[[f32; SITE_PARAMS]],
     image: &[f32],
@@ -83,9 +83,11 @@ pub fn dots_reference(
     let live = || sites.iter().filter(|s| s[POSITION] >= 0.0);
     let mut paint = |offset: (i64, i64), value: f32| {
         for site in live() {
-            let pixel = marked_pixel(site[POSITION], site[POSITION + 1], offset, (width, height));
-            for c in 0..3 {
-                out[c * plane + pixel] = value;
+            let at = (site[POSITION], site[POSITION + 1]);
+            if let Some(pixel) = marked_pixel(at.0, at.1, offset, (width, height)) {
+                for c in 0..3 {
+                    out[c * plane + pixel] = value;
+                }
             }
         }
     };

@@ -94,7 +94,7 @@ pub fn render_view(
         };
     }
     if view == SiteView::Dots {
-        return super::view_dots::dots(sites.sites(), image);
+        return super::view_dots::dots(sites, image);
     }
     let winners = winners(sites, candidates);
     super::view_colours::colours(view, sites.sites(), winners)

@@ -8,7 +8,7 @@ use cubecl::prelude::*;
 
 use super::lists::{lane_of, vector_of};
 use super::ranked::{Ranked, empty_ranked, offer};
-use super::record::{PACKED_WORDS, RANK_X, RECORD_WORDS};
+use super::record::{LIVE_ABOVE, PACKED_WORDS, RANK_X, RECORD_WORDS};
 use super::{EMPTY, K};
 
 /// Marsaglia's xorshift32 step.
@@ -69,8 +69,9 @@ pub fn seed_candidates_kernel(
     }
     let px = f32::reinterpret(records[site * RECORD_WORDS + RANK_X]);
     let py = f32::reinterpret(records[site * RECORD_WORDS + RANK_X + 1]);
-    // Inactive sites' records hold x = −1.
-    if px >= 0.0 {
+    // Inactive sites' records hold x = DEAD_X; a live site outside the image (a viewed record)
+    // seeds the nearest edge cell.
+    if px > LIVE_ABOVE {
         let cx = i32::clamp(i32::cast_from(px * inv_downscale), 0, cand_w as i32 - 1) as usize;
         let cy = i32::clamp(i32::cast_from(py * inv_downscale), 0, cand_h as i32 - 1) as usize;
         candidates[(cy * cand_w + cx) * K] = site as i32;

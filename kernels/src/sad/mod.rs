@@ -48,6 +48,8 @@ mod table_sums;
 mod tau_diffusion;
 mod tile_hash;
 #[allow(missing_docs)] // CubeCL-generated launch items: see the crate root.
+mod view;
+#[allow(missing_docs)] // CubeCL-generated launch items: see the crate root.
 mod winner;
 
 pub use adam::{
@@ -67,8 +69,9 @@ pub use prune::{
     prune_start_kernel,
 };
 pub use record::{
-    PACK_CUBE, PACKED_WORDS, RANK_COLOR, RANK_DIRECTION, RANK_RADIUS, RANK_SQUEEZE, RANK_STRETCH,
-    RANK_TAU, RANK_X, RECORD_WORDS, exact_ranking_kernel, pack_sites_kernel,
+    DEAD_X, LIVE_ABOVE, PACK_CUBE, PACKED_WORDS, RANK_COLOR, RANK_DIRECTION, RANK_RADIUS,
+    RANK_SQUEEZE, RANK_STRETCH, RANK_TAU, RANK_X, RECORD_WORDS, exact_ranking_kernel,
+    pack_sites_kernel,
 };
 pub use render::render_kernel;
 pub use render_backward::{BackwardOutputs, render_backward_kernel};
@@ -76,6 +79,10 @@ pub use statistics::{DENSIFY_STATS, StatisticsKind, site_statistics_kernel};
 pub use table_sums::{FIXED_LIMIT, FRACTION_BITS, LOW_BITS, TableSums};
 pub use tau_diffusion::{
     DEAD_HOME, NeighbourSource, TauNeighbours, TauNeighboursLaunch, tau_diffusion_kernel,
+};
+pub use view::{
+    CELL_HASH, ROUND_GREY, TAU_RAMP, ViewColours, mark_sites_kernel, rgba_kernel,
+    view_colour_kernel,
 };
 pub use winner::winner_kernel;
 

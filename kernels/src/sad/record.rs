@@ -59,9 +59,22 @@ fn input_bits(value: f32, #[comptime] round_to_f16: bool) -> u32 {
     u32::reinterpret(input(value, round_to_f16))
 }
 
+/// x of an inactive site's record: a record's site is live where its x is above [`LIVE_ABOVE`].
+/// Not −1 (a site's own flag, x < 0): a viewed record (see below) may lie left of the image.
+pub const DEAD_X: f32 = -1.0e30;
+/// A record's site is live where its x is above this.
+pub const LIVE_ABOVE: f32 = -1.0e29;
+
 /// Writes the records `packed` (`[capacity, words]` u32, each word an f32's bits) of `sites`:
 /// the ranking copy ([`PACKED_WORDS`] words) where `round_to_f16`, else the full record
-/// ([`RECORD_WORDS`] words, with the colour). Inactive sites get position (−1, −1) and zeros.
+/// ([`RECORD_WORDS`] words, with the colour). Inactive sites (x < 0) get position
+/// ([`DEAD_X`], [`DEAD_X`]) and zeros.
+///
+/// The records are of the sites as a view shows them (see `ViewTransform` in the library): a
+/// live site's position p becomes `p · scale + offset`, its radius `radius · scale` and its
+/// log τ `log τ + log_tau_shift`, which magnifies the diagram by `scale` on an image whose
+/// `S = max(W, H)` is `S_file · scale · e^{-log_tau_shift}`: every score, so every weight, is
+/// the file's. Scale 1, offset 0 and shift 0 leave every value as it is, bit for bit.
 ///
 /// With `zero_columns` > 0 it also zeroes `zeroed` (`[capacity, zero_columns]`), the per-site
 /// accumulator that the kernel reading the records adds into (the backward's gradients, the
@@ -79,6 +92,10 @@ pub fn pack_sites_kernel<F: Float>(
     packed: &mut Tensor<u32>,
     zeroed: &mut Tensor<F>,
     site_count: usize,
+    scale: f32,
+    offset_x: f32,
+    offset_y: f32,
+    log_tau_shift: f32,
     #[comptime] round_to_f16: bool,
     #[comptime] zero_columns: usize,
     #[define(F)] _dtype: ElemType,
@@ -109,19 +126,21 @@ pub fn pack_sites_kernel<F: Float>(
         for i in 0..words {
             out[at + i] = 0u32;
         }
-        let minus_one = u32::reinterpret(-1.0f32);
-        out[at + RANK_X] = minus_one;
-        out[at + RANK_X + 1] = minus_one;
+        let dead = u32::reinterpret(DEAD_X);
+        out[at + RANK_X] = dead;
+        out[at + RANK_X + 1] = dead;
         if staged[base + POSITION] >= 0.0 {
             let stretch = f32::exp(input(staged[base + LOG_ANISO], round_to_f16));
-            let log_tau = input(staged[base + LOG_TAU], round_to_f16);
-            out[at + RANK_X] = input_bits(staged[base + POSITION], round_to_f16);
-            out[at + RANK_X + 1] = input_bits(staged[base + POSITION + 1], round_to_f16);
+            let log_tau = input(staged[base + LOG_TAU] + log_tau_shift, round_to_f16);
+            let x = staged[base + POSITION] * scale + offset_x;
+            let y = staged[base + POSITION + 1] * scale + offset_y;
+            out[at + RANK_X] = input_bits(x, round_to_f16);
+            out[at + RANK_X + 1] = input_bits(y, round_to_f16);
             out[at + RANK_DIRECTION] = input_bits(staged[base + DIRECTION], round_to_f16);
             out[at + RANK_DIRECTION + 1] = input_bits(staged[base + DIRECTION + 1], round_to_f16);
             out[at + RANK_STRETCH] = u32::reinterpret(stretch);
             out[at + RANK_SQUEEZE] = u32::reinterpret(1.0f32 / stretch);
-            out[at + RANK_RADIUS] = input_bits(staged[base + RADIUS], round_to_f16);
+            out[at + RANK_RADIUS] = input_bits(staged[base + RADIUS] * scale, round_to_f16);
             out[at + RANK_TAU] = u32::reinterpret(f32::exp(log_tau));
             if comptime![!round_to_f16] {
                 #[unroll]
@@ -218,7 +237,7 @@ pub fn read_site<N: Size>(
     };
     if id >= 0 && (id as usize) < site_count {
         let word = record_words::<N>(records, id as usize, stride, 0usize, PACKED_WORDS);
-        site.live = word[RANK_X] >= 0.0;
+        site.live = word[RANK_X] > LIVE_ABOVE;
         site.x = word[RANK_X];
         site.y = word[RANK_X + 1];
         site.ux = word[RANK_DIRECTION];

@@ -8,6 +8,7 @@ mod fit_many;
 mod render;
 mod results;
 mod ssim;
+mod view;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -21,6 +22,7 @@ use fit_args::FitArgs;
 use render::RenderArgs;
 use results::ResultsArgs;
 use ssim::SsimArgs;
+use view::ViewArgs;
 
 /// Fused, differentiable image kernels for Burn.
 #[derive(Parser)]
@@ -48,6 +50,10 @@ enum Command {
     /// Merge the results tables of data-set fits (e.g. the shards of an array job) and print
     /// their summary; needs no device.
     Results(ResultsArgs),
+    /// Show a `*_sites.txt` file in the browser viewer: serves the page on loopback and prints
+    /// its address. The page renders with the library's own kernels on WebGPU, with pan and
+    /// zoom, the debug views, a comparison with a target image and PNG export.
+    View(ViewArgs),
 }
 
 fn main() -> ExitCode {
@@ -95,6 +101,7 @@ fn run(cli: Cli) -> Result<()> {
     let device = cli.device;
     match cli.command {
         Command::Results(args) => results::results_command(args),
+        Command::View(args) => view::view_command(args),
         // `--devices` names every device the fit uses: the default one is not started too.
         Command::Fit(args) => match args.devices.clone() {
             Some(list) => {

@@ -49,6 +49,30 @@ pub struct RenderArgs {
     /// `anisotropy` (long axis and strength, scale printed).
     #[arg(long, value_enum, default_value_t = View::Image)]
     view: View,
+    /// Zoom into the diagram (resolution-free: the cells, not their pixels, grow): 1 fits the
+    /// whole file in the output, centred, at one scale for both axes; 4 is four times closer.
+    /// Radii and τ follow the zoom. At most 1024.
+    #[arg(long, allow_negative_numbers = true)]
+    zoom: Option<f32>,
+    /// The file's point `X,Y` (its pixels) at the centre of the output; implies a zoomed view
+    /// (zoom 1 unless --zoom). Default: the file's centre.
+    #[arg(long, value_parser = parse_point, allow_negative_numbers = true)]
+    centre: Option<(f32, f32)>,
+}
+
+/// `X,Y` as two numbers.
+fn parse_point(text: &str) -> Result<(f32, f32), String> {
+    let parse = |part: &str| {
+        part.trim()
+            .parse::<f32>()
+            .ok()
+            .filter(|v| v.is_finite())
+            .ok_or_else(|| format!("'{text}' is not a point X,Y of two finite numbers"))
+    };
+    match text.split_once(',') {
+        Some((x, y)) => Ok((parse(x)?, parse(y)?)),
+        None => Err(format!("'{text}' is not a point X,Y of two finite numbers")),
+    }
 }
 
 /// `--view`'s values.
@@ -80,6 +104,8 @@ pub fn render_command(args: RenderArgs, device: &Device, description: &str) -> R
         height: args.height,
         scale_radius: args.scale_radius,
         passes: args.passes,
+        zoom: args.zoom,
+        centre: args.centre,
         ..RenderOnlyOptions::default()
     };
     eprintln!("device: {description}");

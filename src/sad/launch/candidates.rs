@@ -18,7 +18,7 @@ use super::{
 use crate::launch::{
     empty_contiguous, expect_dims, expect_len_at_least, expect_rows_of, launch_kernel, switch,
 };
-use crate::sad::{PassConfig, RenderGeometry, SiteRecordKind};
+use crate::sad::{PassConfig, RenderGeometry, SiteRecordKind, ViewTransform};
 
 pub(super) fn init_candidates(
     sites: CubeTensor,
@@ -110,15 +110,20 @@ pub(super) fn flood_candidates(records: CubeTensor, geometry: RenderGeometry) ->
     candidates
 }
 
-/// The records of `kind` of `sites`, `[capacity, kind.words()]` u32.
-pub(super) fn pack_sites(sites: CubeTensor, kind: SiteRecordKind) -> CubeTensor {
-    records_of(&into_contiguous(sites), kind == SiteRecordKind::Ranking, 0).0
+/// The records of `kind` of `sites` as `view` places them, `[capacity, kind.words()]` u32.
+pub(super) fn pack_sites(
+    sites: CubeTensor,
+    kind: SiteRecordKind,
+    view: ViewTransform,
+) -> CubeTensor {
+    let round_to_f16 = kind == SiteRecordKind::Ranking;
+    records_of(&into_contiguous(sites), round_to_f16, 0, view).0
 }
 
 /// The full records of contiguous `sites`, `[capacity, RECORD_WORDS]` u32, which the render,
 /// the backward, the statistics and the flood read.
 pub(super) fn site_records(sites: &CubeTensor) -> CubeTensor {
-    records_of(sites, false, 0).0
+    records_of(sites, false, 0, ViewTransform::IDENTITY).0
 }
 
 /// [`site_records`], and a zeroed f32 accumulator of `columns` per site written by the same
@@ -127,16 +132,17 @@ pub(super) fn site_records_and_zeros(
     sites: &CubeTensor,
     columns: usize,
 ) -> (CubeTensor, CubeTensor) {
-    records_of(sites, false, columns)
+    records_of(sites, false, columns, ViewTransform::IDENTITY)
 }
 
-/// The ranking copy (`round_to_f16`) or the full records of contiguous `sites`, and a
-/// `[capacity, zero_columns]` f32 tensor, zeroed where `zero_columns` > 0 (else one unwritten
-/// element: the kernel's argument must be bound to something).
+/// The ranking copy (`round_to_f16`) or the full records of contiguous `sites` as `view` places
+/// them, and a `[capacity, zero_columns]` f32 tensor, zeroed where `zero_columns` > 0 (else one
+/// unwritten element: the kernel's argument must be bound to something).
 fn records_of(
     sites: &CubeTensor,
     round_to_f16: bool,
     zero_columns: usize,
+    view: ViewTransform,
 ) -> (CubeTensor, CubeTensor) {
     let count_sites = expect_rows_of("sad_pack_sites", "the sites", sites, SITE_PARAMS);
     let words = if round_to_f16 {
@@ -160,6 +166,10 @@ fn records_of(
         packed.clone().into_tensor_arg(),
         zeroed.clone().into_tensor_arg(),
         count_sites,
+        view.scale,
+        view.offset_x,
+        view.offset_y,
+        view.log_tau_shift,
         round_to_f16,
         zero_columns,
         dtype_to_storage_type(sites.dtype),

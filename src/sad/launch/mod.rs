@@ -10,12 +10,13 @@ mod prune;
 mod render;
 mod replay;
 mod train;
+mod view;
 
 use burn::backend::{TensorMetadata, ops::IntTensorOps};
 use burn::tensor::{DType, IntDType, Shape};
 use burn_cubecl::{CubeBackend, kernel::into_contiguous, tensor::CubeTensor};
 use burn_sad_kernels::sad::{
-    AdamStep, BackwardOutputs, K, RECORD_WORDS, SITE_PARAMS, StatisticsKind, TILE,
+    AdamStep, BackwardOutputs, K, RECORD_WORDS, SITE_PARAMS, StatisticsKind, TILE, ViewColours,
 };
 use cubecl::{CubeCount, CubeDim};
 
@@ -23,7 +24,7 @@ use accumulation::{plane_sums, sorted_slots, table_sums};
 use render::{backward, render_records};
 use replay::Clock;
 
-use super::{PassConfig, RenderGeometry, SadBackend, SiteRecordKind};
+use super::{PassConfig, RenderGeometry, SadBackend, SiteRecordKind, ViewTransform};
 use crate::launch::{empty_contiguous, expect_dims, expect_rows_of};
 
 /// Units per side of the cubes of the per-cell candidate kernels.
@@ -206,8 +207,21 @@ impl SadBackend for CubeBackend {
         candidates::flood_candidates(records, geometry)
     }
 
-    fn sad_pack_sites(sites: CubeTensor, kind: SiteRecordKind) -> CubeTensor {
-        candidates::pack_sites(sites, kind)
+    fn sad_pack_sites(sites: CubeTensor, kind: SiteRecordKind, view: ViewTransform) -> CubeTensor {
+        candidates::pack_sites(sites, kind, view)
+    }
+
+    fn sad_view_colours(
+        sites: CubeTensor,
+        winners: CubeTensor,
+        colours: ViewColours,
+        scale: (f32, f32),
+    ) -> CubeTensor {
+        view::colours(sites, winners, colours, scale)
+    }
+
+    fn sad_mark_sites(records: CubeTensor, image: CubeTensor) -> CubeTensor {
+        view::mark_sites(records, image)
     }
 
     fn sad_candidate_pass(

@@ -1,0 +1,110 @@
+//! `sad view`: serves the browser viewer for a sites file on loopback, or writes the page for a
+//! static web server.
+
+use std::net::{IpAddr, Ipv4Addr};
+use std::path::PathBuf;
+
+use anyhow::{Result, bail};
+use clap::Args;
+
+/// `sad view` options.
+#[derive(Args)]
+pub struct ViewArgs {
+    /// The sites file to show.
+    sites: PathBuf,
+    /// An image to compare with (PNG or JPEG, the fit's size): side by side or by a swipe, and
+    /// its PSNR.
+    #[arg(long)]
+    target: Option<PathBuf>,
+    /// Port to listen on (0: any free port).
+    #[arg(long, default_value_t = 8390)]
+    port: u16,
+    /// Address to listen on. Loopback by default: anyone who reaches the address reads the
+    /// sites file and the target.
+    #[arg(long, default_value_t = IpAddr::V4(Ipv4Addr::LOCALHOST))]
+    bind: IpAddr,
+    /// Write the page, its kernels, the sites file (as `sites.txt`) and the target into this
+    /// folder for any static web server, instead of serving.
+    #[arg(long, value_name = "DIR")]
+    export: Option<PathBuf>,
+}
+
+/// Checks the inputs, then serves until interrupted (or writes the page).
+#[cfg(feature = "wgpu")]
+pub fn view_command(args: ViewArgs) -> Result<()> {
+    use std::net::SocketAddr;
+
+    use burn_sad::viewer::{SITES_NAME, TARGET_NAME, ViewerServer, write_page};
+
+    use crate::render::read_sites_file;
+
+    let table = read_sites_file(&args.sites)?;
+    if let Some(target) = &args.target {
+        check_target(target, (table.width, table.height))?;
+    }
+    if let Some(dir) = &args.export {
+        write_page(dir)?;
+        copy_into(&args.sites, &dir.join(SITES_NAME))?;
+        let mut query = format!("?sites={SITES_NAME}");
+        if let Some(target) = &args.target {
+            copy_into(target, &dir.join(TARGET_NAME))?;
+            query.push_str(&format!("&target={TARGET_NAME}"));
+        }
+        println!(
+            "Wrote the viewer to {}: open index.html{query} from a web server (WebGPU needs http://localhost or https)",
+            dir.display()
+        );
+        return Ok(());
+    }
+    let server = ViewerServer::bind(
+        SocketAddr::new(args.bind, args.port),
+        &args.sites,
+        args.target.as_deref(),
+    )?;
+    println!(
+        "Viewing {} ({} sites, {}×{}) at",
+        args.sites.display(),
+        table.sites.len(),
+        table.width,
+        table.height
+    );
+    println!("{}", server.url()?);
+    println!("(open it in a browser with WebGPU; Ctrl-C stops the server)");
+    server.serve()?;
+    Ok(())
+}
+
+/// Without the `wgpu` feature there is no WGSL compiler to build the page's kernels with.
+#[cfg(not(feature = "wgpu"))]
+pub fn view_command(args: ViewArgs) -> Result<()> {
+    let _ = (args.sites, args.target, args.port, args.bind, args.export);
+    bail!("this sad was built without the wgpu feature, which the viewer's kernels need (WGSL)")
+}
+
+/// The target must decode and have the fit's size.
+#[cfg(feature = "wgpu")]
+fn check_target(path: &std::path::Path, (width, height): (usize, usize)) -> Result<()> {
+    use anyhow::Context;
+
+    let (w, h) = image::ImageReader::open(path)
+        .and_then(|reader| reader.with_guessed_format())
+        .with_context(|| path.display().to_string())?
+        .into_dimensions()
+        .with_context(|| format!("{}: not a PNG or JPEG image", path.display()))?;
+    if (w as usize, h as usize) != (width, height) && width > 0 {
+        bail!(
+            "{} is {w}×{h} but the sites file is of a {width}×{height} image",
+            path.display()
+        );
+    }
+    Ok(())
+}
+
+#[cfg(feature = "wgpu")]
+fn copy_into(from: &std::path::Path, to: &std::path::Path) -> Result<()> {
+    use anyhow::Context;
+
+    std::fs::copy(from, to)
+        .map(|_| ())
+        .with_context(|| format!("copying {} to {}", from.display(), to.display()))
+}

@@ -1,0 +1,29 @@
+//! The browser viewer: a static page (`viewer/` in the repository, built into the library) that
+//! renders a `*_sites.txt` on WebGPU with the WGSL that CubeCL compiles from the library's own
+//! kernels, and the loopback server behind `sad view`.
+
+mod candidate_kernels;
+mod image_kernels;
+mod kernels;
+mod server;
+mod site;
+
+pub use kernels::{ExportedKernel, KernelArg, viewer_kernels};
+pub use server::{SITES_NAME, TARGET_NAME, ViewerServer};
+pub use site::{MANIFEST, PAGE_FILES, PageFile, manifest_json, write_page};
+
+/// Why the viewer could not be built or served.
+#[derive(Debug, thiserror::Error)]
+pub enum ViewerError {
+    /// CubeCL's WGSL compiler rejected a kernel.
+    #[error("compiling the {kernel} kernel to WGSL: {reason}")]
+    Compile {
+        /// The page's name for the kernel.
+        kernel: &'static str,
+        /// The compiler's message.
+        reason: String,
+    },
+    /// A file or the network failed.
+    #[error("{0}")]
+    Io(String),
+}

@@ -1,0 +1,88 @@
+//! The viewer's static files: the page and its scripts, built into the library from `viewer/`,
+//! and the kernels' manifest, compiled when asked for.
+
+use std::path::Path;
+
+use super::{ViewerError, viewer_kernels};
+
+/// A file of the page: its path under the site's root, its content type and its text.
+#[derive(Clone, Copy, Debug)]
+pub struct PageFile {
+    /// Path under the site's root, without a leading slash.
+    pub path: &'static str,
+    /// The `Content-Type` it is served with.
+    pub content_type: &'static str,
+    /// Its text.
+    pub text: &'static str,
+}
+
+const HTML: &str = "text/html; charset=utf-8";
+const JS: &str = "text/javascript; charset=utf-8";
+const CSS: &str = "text/css; charset=utf-8";
+
+/// The page's files, as `viewer/` holds them.
+pub const PAGE_FILES: &[PageFile] = &[
+    PageFile {
+        path: "index.html",
+        content_type: HTML,
+        text: include_str!("../../viewer/index.html"),
+    },
+    PageFile {
+        path: "viewer.css",
+        content_type: CSS,
+        text: include_str!("../../viewer/viewer.css"),
+    },
+    PageFile {
+        path: "viewer.js",
+        content_type: JS,
+        text: include_str!("../../viewer/viewer.js"),
+    },
+    PageFile {
+        path: "gpu.js",
+        content_type: JS,
+        text: include_str!("../../viewer/gpu.js"),
+    },
+    PageFile {
+        path: "sites.js",
+        content_type: JS,
+        text: include_str!("../../viewer/sites.js"),
+    },
+];
+
+/// The name the page fetches the kernels' manifest by.
+pub const MANIFEST: &str = "kernels.json";
+
+/// The kernels' manifest: a JSON object `{ "kernels": [...] }` of [`ExportedKernel`](super::ExportedKernel)s,
+/// compiled now from the library's kernels.
+pub fn manifest_json() -> Result<String, ViewerError> {
+    #[derive(serde::Serialize)]
+    struct Manifest {
+        generator: String,
+        kernels: Vec<super::ExportedKernel>,
+    }
+    let manifest = Manifest {
+        generator: format!("burn-sad {}", env!("CARGO_PKG_VERSION")),
+        kernels: viewer_kernels()?,
+    };
+    serde_json::to_string_pretty(&manifest).map_err(|error| ViewerError::Io(error.to_string()))
+}
+
+/// Writes the whole page into `dir` (created if missing): its files and [`MANIFEST`], for any
+/// static web server. Each file is written to a temporary name and renamed into place.
+pub fn write_page(dir: &Path) -> Result<(), ViewerError> {
+    let manifest = manifest_json()?;
+    std::fs::create_dir_all(dir)
+        .map_err(|error| ViewerError::Io(format!("{}: {error}", dir.display())))?;
+    let files = PAGE_FILES
+        .iter()
+        .map(|file| (file.path, file.text))
+        .chain(std::iter::once((MANIFEST, manifest.as_str())));
+    for (name, text) in files {
+        let path = dir.join(name);
+        let partial = dir.join(format!(".{name}.partial"));
+        std::fs::write(&partial, text)
+            .and_then(|()| std::fs::rename(&partial, &path))
+            .map_err(|error| ViewerError::Io(format!("{}: {error}", path.display())))?;
+    }
+    Ok(())
+}

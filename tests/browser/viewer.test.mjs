@@ -1,0 +1,155 @@
+// The browser viewer in headless Chromium (WebGPU on SwiftShader): `sad view` serves a real fit
+// and its photo, the page renders it with the library's kernels compiled to WGSL, and each
+// canvas is compared with `sad render` of the same file, view and size: the plain render, a
+// zoomed view, two debug views and the dots. Also: the page's PSNR against the target equals
+// the CLI's, a missing file and a browser without WebGPU get their messages, and a screenshot
+// of the page goes to $SCREENSHOT (the README's).
+//
+// Usage: node viewer.test.mjs [path/to/sad]   (Debian's chromium at /usr/bin/chromium, or
+// $CHROMIUM)
+
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import { PNG } from 'pngjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, '../..');
+const sad = path.resolve(process.argv[2] ?? path.join(root, 'target/debug/sad'));
+const sites = path.join(root, 'tests/data/sad/cat160x96_sites.txt');
+const photo = path.join(root, 'tests/data/sad/cat160x96.png');
+const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'sad-viewer-'));
+/** The least PSNR of the page's canvas against `sad render` (the issue's bar). */
+const MIN_PSNR = 45;
+
+let failures = 0;
+function check(ok, what) {
+  console.log(`${ok ? 'ok  ' : 'FAIL'} ${what}`);
+  if (!ok) failures++;
+}
+
+function decode(bytes) {
+  const png = PNG.sync.read(bytes);
+  return { width: png.width, height: png.height, data: png.data };
+}
+
+/** PSNR in dB over the RGB channels of two decoded PNGs of one size. */
+function psnr(a, b) {
+  if (a.width !== b.width || a.height !== b.height) return -Infinity;
+  let sum = 0;
+  for (let i = 0; i < a.data.length; i += 4) {
+    for (let c = 0; c < 3; c++) sum += ((a.data[i + c] - b.data[i + c]) / 255) ** 2;
+  }
+  const mse = sum / (a.width * a.height * 3);
+  return mse === 0 ? Infinity : 10 * Math.log10(1 / mse);
+}
+
+function run(args) {
+  const result = spawnSync(sad, args, { encoding: 'utf8' });
+  if (result.status !== 0) throw new Error(`sad ${args.join(' ')}: ${result.stderr}`);
+  return result.stdout;
+}
+
+/** Starts `sad view` on a free port; resolves to [process, the page's address]. */
+function serve() {
+  const server = spawn(sad, ['view', sites, '--target', photo, '--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    server.stdout.on('data', (chunk) => {
+      out += chunk;
+      const url = out.split('\n').find((line) => line.startsWith('http://'));
+      if (url) resolve([server, url.trim()]);
+    });
+    server.on('exit', (code) => reject(new Error(`sad view exited with ${code}: ${out}`)));
+  });
+}
+
+const launchArgs = ['--no-sandbox', '--enable-unsafe-webgpu', '--enable-features=Vulkan',
+  '--use-vulkan=swiftshader', '--use-angle=swiftshader', '--disable-background-networking',
+  '--disable-component-update', '--disable-sync', '--no-first-run'];
+
+async function open(browser, url, init) {
+  const page = await browser.newPage({ viewport: { width: 900, height: 560 } });
+  page.on('pageerror', (error) => console.log(`page error: ${error.message}`));
+  if (init) await page.addInitScript(init);
+  await page.goto(url);
+  await page.waitForFunction(
+    () => ['rendered', 'error', 'no-webgpu'].includes(document.body.dataset.state),
+    null, { timeout: 240_000 });
+  return page;
+}
+
+async function canvasPng(page) {
+  const url = await page.evaluate(() => document.getElementById('view').toDataURL('image/png'));
+  return Buffer.from(url.split(',')[1], 'base64');
+}
+
+const cases = [
+  { name: 'the render at the fit\'s size', query: 'width=160&height=96', cli: [] },
+  {
+    name: 'a view zoomed 4× on (100, 40) at 320×192',
+    query: 'width=320&height=192&zoom=4&centre=100,40',
+    cli: ['--width', '320', '--height', '192', '--zoom', '4', '--centre', '100,40'],
+  },
+  { name: 'the cells view', query: 'width=160&height=96&view=cells', cli: ['--view', 'cells'] },
+  {
+    name: 'the tau view zoomed 2×',
+    query: 'width=200&height=120&view=tau&zoom=2',
+    cli: ['--width', '200', '--height', '120', '--view', 'tau', '--zoom', '2'],
+  },
+  { name: 'the dots view', query: 'width=160&height=96&view=dots', cli: ['--view', 'dots'] },
+];
+
+const [server, address] = await serve();
+const origin = new URL(address).origin;
+const browser = await chromium.launch({ executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium', args: launchArgs });
+try {
+  for (const [i, c] of cases.entries()) {
+    const want = path.join(scratch, `cli_${i}.png`);
+    run(['render', sites, '-o', want, ...c.cli]);
+    const page = await open(browser, `${origin}/?sites=sites.txt&${c.query}`);
+    const state = await page.evaluate(() => document.body.dataset.state);
+    check(state === 'rendered', `${c.name}: the page says rendered (${state}: ${await page.textContent('#message')})`);
+    const got = await canvasPng(page);
+    fs.writeFileSync(path.join(scratch, `page_${i}.png`), got);
+    const db = psnr(decode(got), decode(fs.readFileSync(want)));
+    check(db >= MIN_PSNR, `${c.name}: ${db.toFixed(2)} dB against sad render (≥ ${MIN_PSNR})`);
+    await page.close();
+  }
+
+  // The target: the page's PSNR is the CLI's (the page compares 8-bit values, the CLI floats).
+  const cliLine = run(['render', sites, '-o', path.join(scratch, 'psnr.png'), '--target', photo])
+    .split('\n').find((line) => line.startsWith('PSNR:'));
+  const cliPsnr = Number(cliLine.split(/\s+/)[1]);
+  const page = await open(browser, `${address}&compare=swipe&dots=1`);
+  const pagePsnr = Number(await page.evaluate(() => document.body.dataset.psnr));
+  check(Math.abs(pagePsnr - cliPsnr) < 0.05, `PSNR against the target: page ${pagePsnr.toFixed(3)} dB, sad render ${cliPsnr.toFixed(3)} dB`);
+  check((await page.textContent('#psnr')).includes('PSNR against the target'), 'the page shows the PSNR');
+  if (process.env.SCREENSHOT) {
+    await page.screenshot({ path: process.env.SCREENSHOT });
+    console.log(`screenshot: ${process.env.SCREENSHOT}`);
+  }
+  await page.close();
+
+  const missing = await open(browser, `${origin}/?sites=nothing_sites.txt`);
+  check(await missing.evaluate(() => document.body.dataset.state) === 'error'
+    && (await missing.textContent('#message')).includes('404'), 'a missing file: an error message');
+  await missing.close();
+
+  const noGpu = await open(browser, address, () => { delete Navigator.prototype.gpu; });
+  check(await noGpu.evaluate(() => document.body.dataset.state) === 'no-webgpu'
+    && (await noGpu.textContent('#message')).includes('no WebGPU'), 'a browser without WebGPU: a clear message');
+  await noGpu.close();
+} finally {
+  await browser.close();
+  server.kill();
+}
+fs.rmSync(scratch, { recursive: true, force: true });
+if (failures > 0) {
+  console.log(`${failures} check(s) failed`);
+  process.exit(1);
+}
+console.log('all browser checks passed');

@@ -1,0 +1,247 @@
+//! The browser viewer's native side: every kernel compiles to WGSL whose bindings and info
+//! buffer match the argument lists the page binds by, the server serves the page, the manifest
+//! and the two given files and nothing else, and `sad view` checks its inputs and exports the
+//! page. (The page itself runs in Chromium: `tests/browser/`.)
+#![cfg(feature = "wgpu")]
+
+mod cli_support;
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+
+use burn_sad::viewer::{ExportedKernel, ViewerServer, manifest_json, viewer_kernels};
+use cli_support::{DATA, assert_one_error, sad, scratch};
+
+/// The length of the WGSL array `name` in the info struct, 0 where the struct has none.
+fn info_array(kernel: &ExportedKernel, name: &str) -> usize {
+    let line = kernel
+        .wgsl
+        .lines()
+        .find(|line| line.starts_with("struct info_st"))
+        .unwrap_or_else(|| panic!("{}: no info struct", kernel.name));
+    let Some(at) = line.find(&format!("{name}: array<")) else {
+        return 0;
+    };
+    let rest = &line[at..];
+    let count = rest[rest.find(", ").unwrap() + 2..rest.find('>').unwrap()].to_string();
+    count.parse().unwrap()
+}
+
+fn even(n: usize) -> usize {
+    n.div_ceil(2) * 2
+}
+
+#[test]
+fn every_kernel_compiles_with_the_bindings_and_info_its_arguments_say() {
+    let kernels = viewer_kernels().unwrap();
+    let names: Vec<_> = kernels.iter().map(|k| k.name).collect();
+    for needed in [
+        "pack_full",
+        "pack_ranking",
+        "exact_ranking",
+        "seed",
+        "flood",
+        "flood_mirror",
+        "candidate_pass",
+        "render",
+        "winners",
+        "colours_cells",
+        "colours_tau",
+        "colours_anisotropy",
+        "mark_rings",
+        "mark_centres",
+        "rgba",
+    ] {
+        assert!(names.contains(&needed), "{needed} missing from {names:?}");
+    }
+    for kernel in &kernels {
+        let name = kernel.name;
+        let tensors: Vec<_> = kernel.args.iter().filter(|a| a.kind == "tensor").collect();
+        let count = |kind: &str| kernel.args.iter().filter(|a| a.kind == kind).count();
+        let [x, y, z] = kernel.workgroup;
+        assert!(
+            kernel
+                .wgsl
+                .contains(&format!("@workgroup_size({x}, {y}, {z})")),
+            "{name}: workgroup"
+        );
+        // One binding per tensor, in order, then the read-only info buffer.
+        for (binding, tensor) in tensors.iter().enumerate() {
+            let element = match tensor.vector {
+                1 => tensor.element.to_string(),
+                n => format!("vec{n}<{}>", tensor.element),
+            };
+            let declared = format!("@group(0) @binding({binding}) var<storage, read_write>");
+            let line = kernel
+                .wgsl
+                .lines()
+                .find(|line| line.starts_with(&declared))
+                .unwrap_or_else(|| panic!("{name}: no binding {binding}"));
+            assert!(
+                line.ends_with(&format!("array<{element}>;")),
+                "{name}: binding {binding} ({}) is `{line}`",
+                tensor.name
+            );
+        }
+        assert!(
+            kernel.wgsl.contains(&format!(
+                "@group(0) @binding({}) var<storage, read> info_var: info_st;",
+                tensors.len()
+            )),
+            "{name}: info binding"
+        );
+        // Each tensor adds its length and rank to the usize scalars.
+        assert_eq!(
+            info_array(kernel, "scalars_usize"),
+            even(2 * tensors.len() + count("usize")),
+            "{name}: usize scalars"
+        );
+        assert_eq!(
+            info_array(kernel, "scalars_f32"),
+            even(count("f32")),
+            "{name}: f32"
+        );
+        assert_eq!(
+            info_array(kernel, "scalars_u32"),
+            even(count("u32")),
+            "{name}: u32"
+        );
+        assert_eq!(
+            info_array(kernel, "scalars_i32"),
+            even(count("i32")),
+            "{name}: i32"
+        );
+        assert_eq!(
+            info_array(kernel, "static_meta"),
+            even(3 * tensors.len()),
+            "{name}: static metadata"
+        );
+        // WebGPU has no f16 without an extension, no 64-bit types and no float atomics.
+        let mut banned = vec!["enable f16".to_string(), "atomic<f32>".to_string()];
+        for ty in ["u64", "i64", "f64"] {
+            banned.extend([format!("<{ty}"), format!(": {ty}"), format!("{ty}(")]);
+        }
+        for feature in &banned {
+            assert!(
+                !kernel.wgsl.contains(feature.as_str()),
+                "{name} uses {feature}"
+            );
+        }
+    }
+    let manifest: serde_json::Value = serde_json::from_str(&manifest_json().unwrap()).unwrap();
+    assert_eq!(manifest["kernels"].as_array().unwrap().len(), kernels.len());
+}
+
+/// One HTTP/1.0 request; returns the status code and the body.
+fn request(address: SocketAddr, method: &str, path: &str) -> (u16, Vec<u8>) {
+    let mut stream = TcpStream::connect(address).unwrap();
+    write!(
+        stream,
+        "{method} {path} HTTP/1.0\r\nHost: localhost\r\n\r\n"
+    )
+    .unwrap();
+    let mut reply = Vec::new();
+    stream.read_to_end(&mut reply).unwrap();
+    let end = reply.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+    let head = String::from_utf8_lossy(&reply[..end]).to_string();
+    let status = head.split_whitespace().nth(1).unwrap().parse().unwrap();
+    (status, reply[end + 4..].to_vec())
+}
+
+#[test]
+fn the_server_serves_the_page_its_kernels_and_the_two_files_only() {
+    let sites = format!("{DATA}/sad/cat160x96_sites.txt");
+    let target = format!("{DATA}/sad/cat160x96.png");
+    let server = ViewerServer::bind(
+        "127.0.0.1:0".parse().unwrap(),
+        sites.as_ref(),
+        Some(target.as_ref()),
+    )
+    .unwrap();
+    let address = server.address().unwrap();
+    let url = server.url().unwrap();
+    assert_eq!(
+        url,
+        format!("http://{address}/?sites=sites.txt&target=target")
+    );
+    std::thread::spawn(move || server.serve());
+    let (status, page) = request(address, "GET", "/");
+    assert_eq!(status, 200);
+    assert!(String::from_utf8_lossy(&page).contains("<canvas id=\"view\""));
+    for script in ["viewer.js", "gpu.js", "sites.js", "viewer.css"] {
+        assert_eq!(
+            request(address, "GET", &format!("/{script}")).0,
+            200,
+            "{script}"
+        );
+    }
+    let (status, manifest) = request(address, "GET", "/kernels.json?v=1");
+    assert_eq!(status, 200);
+    let manifest: serde_json::Value = serde_json::from_slice(&manifest).unwrap();
+    assert!(
+        manifest["kernels"][0]["wgsl"]
+            .as_str()
+            .unwrap()
+            .contains("@compute")
+    );
+    assert_eq!(
+        request(address, "GET", "/sites.txt").1,
+        std::fs::read(&sites).unwrap()
+    );
+    assert!(request(address, "GET", "/target").1.starts_with(b"\x89PNG"));
+    for path in [
+        "/../Cargo.toml",
+        "/Cargo.toml",
+        "/tests/data/sad/astro128.png",
+    ] {
+        assert_eq!(request(address, "GET", path).0, 404, "{path}");
+    }
+    assert_eq!(request(address, "POST", "/sites.txt").0, 405);
+}
+
+#[test]
+fn sad_view_checks_its_inputs_and_exports_the_page() {
+    let dir = scratch("view");
+    let sites = format!("{DATA}/sad/cat160x96_sites.txt");
+    let missing = dir.join("missing_sites.txt");
+    let run = sad(&["view", missing.to_str().unwrap()]);
+    assert_one_error(&run, "missing_sites.txt", "a missing file");
+    let wrong = format!("{DATA}/sad/astro128.png");
+    let run = sad(&["view", &sites, "--target", &wrong]);
+    assert_one_error(
+        &run,
+        "is 128×128 but the sites file is of a 160×96",
+        "a target of another size",
+    );
+    let export = dir.join("site");
+    let target = format!("{DATA}/sad/cat160x96.png");
+    let run = sad(&[
+        "view",
+        &sites,
+        "--target",
+        &target,
+        "--export",
+        export.to_str().unwrap(),
+    ]);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    for file in [
+        "index.html",
+        "viewer.js",
+        "gpu.js",
+        "sites.js",
+        "viewer.css",
+        "kernels.json",
+        "sites.txt",
+        "target",
+    ] {
+        assert!(export.join(file).is_file(), "{file} not written");
+    }
+    assert!(
+        String::from_utf8_lossy(&run.stdout).contains("index.html?sites=sites.txt&target=target")
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

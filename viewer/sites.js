@@ -1,0 +1,169 @@
+// Sites files and views on the host: parsing the reference's `*_sites.txt` format (as the
+// library's `parse_sites`), the view transform (as `ViewTransform::zoomed`) and the Hilbert
+// order the propagation probes (as `HilbertOrder::of_view`). No kernel is written here: the
+// page runs the library's kernels, compiled to WGSL (kernels.json).
+
+/** f32 values per site, in the kernels' order: x, y, log τ, radius, r, g, b, dir x, dir y, log a. */
+export const SITE_PARAMS = 10;
+/** File column of each in-memory parameter. */
+const FILE_COLUMN = [0, 1, 5, 6, 2, 3, 4, 7, 8, 9];
+/** The file's column names and the largest magnitude each may have. */
+const COLUMN_NAMES = ['position_x', 'position_y', 'color_r', 'color_g', 'color_b', 'log_tau',
+  'radius', 'aniso_dir_x', 'aniso_dir_y', 'log_aniso'];
+const F32_MAX = 3.4028234663852886e38;
+const COLUMN_LIMITS = [1e9, 1e9, F32_MAX, F32_MAX, F32_MAX, 80, 1e9, 1e9, 1e9, 80];
+/** The largest zoom (the library's MAX_ZOOM). */
+export const MAX_ZOOM = 1024;
+
+/**
+ * Parses a sites file. Returns { width, height, count, sites: Float32Array(count·10) } or throws
+ * an Error whose message names the line.
+ */
+export function parseSites(text) {
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  let width = 0, height = 0, declared = null;
+  const values = [];
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i].trim();
+    const where = `line ${i + 1}`;
+    if (line === '') continue;
+    if (line.startsWith('#')) {
+      const lower = line.toLowerCase();
+      const after = line.slice(line.indexOf(':') + 1).trim().split(/\s+/);
+      if (lower.includes('image size')) {
+        const [w, h] = after.map(Number);
+        if (!(Number.isInteger(w) && Number.isInteger(h) && w > 0 && h > 0 && after.length === 2)) {
+          throw new Error(`${where}: expected \`# Image size: <width> <height>\``);
+        }
+        [width, height] = [w, h];
+      } else if (lower.includes('total sites')) {
+        declared = { count: Number(after[0]), line: i + 1 };
+      }
+      continue;
+    }
+    const fields = line.split(/\s+/);
+    if (fields.length !== 10 && fields.length !== 7) {
+      throw new Error(`${where}: expected 10 (or 7) values, found ${fields.length}`);
+    }
+    const columns = fields.map((field) => {
+      const v = Number(field);
+      if (field === '' || Number.isNaN(v)) throw new Error(`${where}: \`${field}\` is not a number`);
+      if (!Number.isFinite(v)) throw new Error(`${where}: \`${field}\` is not finite`);
+      return v;
+    });
+    if (columns.length === 7) columns.push(1, 0, 0);
+    columns.forEach((v, c) => {
+      if (Math.abs(v) > COLUMN_LIMITS[c]) {
+        throw new Error(`${where}: ${COLUMN_NAMES[c]} = ${v} is outside ±${COLUMN_LIMITS[c]}`);
+      }
+    });
+    if (columns[6] < 0) throw new Error(`${where}: negative radius ${columns[6]}`);
+    for (let m = 0; m < SITE_PARAMS; m++) values.push(columns[FILE_COLUMN[m]]);
+  }
+  const count = values.length / SITE_PARAMS;
+  if (declared && declared.count !== count) {
+    throw new Error(`line ${declared.line}: the header declares ${declared.count} sites but the file holds ${count}; is it truncated?`);
+  }
+  if (count === 0) throw new Error('the file holds no sites');
+  const sites = new Float32Array(values);
+  let live = 0, right = 0, bottom = 0;
+  for (let i = 0; i < count; i++) {
+    if (sites[i * SITE_PARAMS] >= 0) {
+      live++;
+      right = Math.max(right, sites[i * SITE_PARAMS]);
+      bottom = Math.max(bottom, sites[i * SITE_PARAMS + 1]);
+    }
+  }
+  if (live === 0) throw new Error(`all ${count} sites are inactive (position x < 0); nothing would render`);
+  if (width === 0) {
+    // No size in the header: the live sites' extent.
+    width = Math.max(1, Math.ceil(right) + 1);
+    height = Math.max(1, Math.ceil(bottom) + 1);
+  }
+  return { width, height, count, live, sites };
+}
+
+const f = Math.fround;
+
+/**
+ * The view of a file of size `file` [w, h] on an output of size `output` [w, h] at `zoom`, with
+ * the file's point `centre` [x, y] (or null: the file's centre) at the output's centre: the
+ * four numbers of the library's ViewTransform::zoomed, in f32 as it computes them.
+ */
+export function zoomedView(file, output, zoom, centre) {
+  const [fw, fh] = [f(Math.max(1, file[0])), f(Math.max(1, file[1]))];
+  const [ow, oh] = [f(Math.max(1, output[0])), f(Math.max(1, output[1]))];
+  const [cx, cy] = centre ?? [f(fw / 2), f(fh / 2)];
+  const scale = f(f(Math.min(f(ow / fw), f(oh / fh))) * f(zoom));
+  return {
+    scale,
+    offsetX: f(f(ow / 2) - f(f(cx) * scale)),
+    offsetY: f(f(oh / 2) - f(f(cy) * scale)),
+    logTauShift: f(Math.log(f(f(Math.max(ow, oh)) / f(scale * Math.max(fw, fh))))),
+  };
+}
+
+/** The file's point under output pixel (x, y) of a view. */
+export function filePoint(view, x, y) {
+  return [(x - view.offsetX) / view.scale, (y - view.offsetY) / view.scale];
+}
+
+/** Index of (x, y) along the Hilbert curve of a 2^bits square (as the library's hilbert_index). */
+function hilbertIndex(x, y, bits) {
+  const mask = 2 ** bits - 1;
+  let index = 0;
+  for (let i = bits - 1; i >= 0; i--) {
+    const rx = Math.floor(x / 2 ** i) % 2;
+    const ry = Math.floor(y / 2 ** i) % 2;
+    index += ((3 * rx) ^ ry) * 4 ** i;
+    if (ry === 0) {
+      if (rx === 1) {
+        x = mask - x;
+        y = mask - y;
+      }
+      [x, y] = [y, x];
+    }
+  }
+  return index;
+}
+
+/**
+ * The sites in Hilbert order of their viewed positions on a width × height output (live ones
+ * outside it at the nearest edge, inactive ones at (0, 0)), ties in site order: { order, rank },
+ * two Int32Arrays.
+ */
+export function hilbertOrder(parsed, view, width, height) {
+  const { count, sites } = parsed;
+  const side = Math.max(width, height, 2);
+  const bits = Math.max(1, Math.ceil(Math.log2(side)));
+  const clamp = (v, n) => Math.min(Math.max(Math.trunc(v), 0), n - 1);
+  const keys = new Float64Array(count);
+  for (let i = 0; i < count; i++) {
+    let x = sites[i * SITE_PARAMS], y = sites[i * SITE_PARAMS + 1];
+    if (x >= 0) {
+      x = f(f(x * view.scale) + view.offsetX);
+      y = f(f(y * view.scale) + view.offsetY);
+    }
+    keys[i] = hilbertIndex(clamp(x, width), clamp(y, height), bits);
+  }
+  const order = Int32Array.from({ length: count }, (_, i) => i);
+  order.sort((a, b) => keys[a] - keys[b] || a - b);
+  const rank = new Int32Array(count);
+  order.forEach((site, r) => { rank[site] = r; });
+  return { order, rank };
+}
+
+/** The colour scale of a debug view (as the library's view scale): [lo, hi]. */
+export function viewScale(parsed, view) {
+  const { count, sites } = parsed;
+  let lo = Infinity, hi = -Infinity, top = 0;
+  for (let i = 0; i < count; i++) {
+    const s = i * SITE_PARAMS;
+    if (sites[s] < 0) continue;
+    lo = Math.min(lo, sites[s + 2]);
+    hi = Math.max(hi, sites[s + 2]);
+    top = Math.max(top, Math.abs(sites[s + 9]));
+  }
+  return view === 'tau' ? [lo, hi] : [0, top];
+}
