@@ -65,7 +65,10 @@ fn each_view_has_the_colours_of_its_host_formula() {
         assert_eq!(shown.image.dims(), [3, 83, 97]);
         let got = values(shown.image);
         let want = view_colours_reference(view, &sites.sites, &winners_on_device, (97, 83));
-        assert_close(&got, &want, 2e-3, 0.0, &format!("{view:?}"));
+        // The cell colours are integer hashes with exact float steps: the host's, bit for bit.
+        // The ramps may differ where a device fuses a multiply and an add.
+        let tolerance = if view == SiteView::Cells { 0.0 } else { 2e-3 };
+        assert_close(&got, &want, tolerance, 0.0, &format!("{view:?}"));
         // A view worth looking at: not one flat colour.
         let spread = want
             .iter()

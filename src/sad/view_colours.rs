@@ -7,7 +7,7 @@ use burn::tensor::{Int, Tensor, TensorData};
 #[cfg(feature = "cube")]
 use burn_sad_kernels::sad::ViewColours;
 use burn_sad_kernels::sad::{
-    CELL_HASH, DIRECTION, LOG_ANISO, LOG_TAU, POSITION, ROUND_GREY, SITE_PARAMS, TAU_RAMP,
+    DIRECTION, LOG_ANISO, LOG_TAU, POSITION, ROUND_GREY, SITE_PARAMS, TAU_RAMP, cell_colour,
 };
 
 use super::SiteTable;
@@ -107,10 +107,7 @@ pub fn view_colours_reference(
                     if edge {
                         [0.0; 3]
                     } else {
-                        CELL_HASH.map(|(a, b)| {
-                            let v = site as f32 * a + b;
-                            0.25 + 0.75 * (v - v.floor())
-                        })
+                        [0, 1, 2].map(|c| cell_colour(site as u32, c))
                     }
                 }
                 SiteView::Tau => {

@@ -81,7 +81,7 @@ pub use tau_diffusion::{
     DEAD_HOME, NeighbourSource, TauNeighbours, TauNeighboursLaunch, tau_diffusion_kernel,
 };
 pub use view::{
-    CELL_HASH, ROUND_GREY, TAU_RAMP, ViewColours, mark_sites_kernel, rgba_kernel,
+    CELL_HASH, ROUND_GREY, TAU_RAMP, ViewColours, cell_colour, mark_sites_kernel, rgba_kernel,
     view_colour_kernel,
 };
 pub use winner::winner_kernel;

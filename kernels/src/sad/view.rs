@@ -7,10 +7,24 @@ use cubecl::prelude::*;
 use super::record::{RANK_X, RECORD_WORDS};
 use super::{DIRECTION, LOG_ANISO, LOG_TAU, SITE_PARAMS};
 
-/// Per channel, the multiplier and offset of a cell's hash colour: `0.25 + 0.75 ·
-/// frac(id · a + b)` (golden-ratio-like steps, so neighbouring ids differ).
-pub const CELL_HASH: [(f32, f32); 3] =
-    [(0.618_034, 0.13), (0.754_877_7, 0.41), (0.569_840_3, 0.73)];
+/// Per channel, the multiplier and offset of a cell's hash colour: `0.25 + 0.75 · h / 2¹⁶` with
+/// `h` the top 16 bits of `id · a + b` (wrapping u32 arithmetic; multipliers near 2³² over the
+/// golden ratio and its kin, so neighbouring ids differ). Integer arithmetic, and every float
+/// step exact, so every backend (with or without fused multiply-adds) gives the host's colours
+/// bit for bit; a float hash `frac(id · a + b)` jumps from 1 to 0 where an FMA rounds
+/// differently.
+pub const CELL_HASH: [(u32, u32); 3] = [
+    (2_654_435_761, 0x9e37_79b9),
+    (2_246_822_519, 0x7f4a_7c15),
+    (3_266_489_917, 0x3c6e_f372),
+];
+
+/// [`CELL_HASH`]'s colour of site `id` in channel `c` (the host side of `view_colour_kernel`).
+pub fn cell_colour(id: u32, c: usize) -> f32 {
+    let (a, b) = CELL_HASH[c];
+    let h = id.wrapping_mul(a).wrapping_add(b) >> 16;
+    0.25 + 0.75 * (h as f32 / 65_536.0)
+}
 /// The τ ramp: dark blue, teal, yellow.
 pub const TAU_RAMP: [[f32; 3]; 3] = [[0.05, 0.03, 0.35], [0.10, 0.62, 0.55], [0.99, 0.90, 0.15]];
 /// The grey of a round site in the anisotropy view.
@@ -63,12 +77,12 @@ pub fn view_colour_kernel<F: Float>(
             let edge = (x + 1 < width && winners[pixel + 1] != id)
                 || (y + 1 < height && winners[pixel + width] != id);
             let keep = valid && !edge;
-            let v = f32::cast_from(id);
+            let v = u32::cast_from(id);
             #[unroll]
             for c in 0..3 {
                 let hashed = v * comptime![CELL_HASH[c].0] + comptime![CELL_HASH[c].1];
-                let frac = hashed - f32::floor(hashed);
-                colour[c] = if keep { frac * 0.75 + 0.25 } else { 0.0f32 };
+                let share = f32::cast_from(hashed >> 16) / 65_536.0f32;
+                colour[c] = if keep { share * 0.75 + 0.25 } else { 0.0f32 };
             }
         }
         ViewColours::Tau => {
@@ -108,7 +122,8 @@ pub fn view_colour_kernel<F: Float>(
 }
 
 /// Marks each live site of `records` (`[capacity, RECORD_WORDS]`, see
-/// [`pack_sites_kernel`](crate::sad::pack_sites_kernel())) on `image` (`[3, height, width]`): the
+/// [`pack_sites_kernel`](crate::sad::pack_sites_kernel())) on `image` (`[3, height, width]`,
+/// indexed by its strides: a copy may have pitched rows): the
 /// 8 pixels around its pixel black (`centre` false), or its pixel white (`centre` true). A
 /// site's pixel is its position rounded to the nearest integer point (pixels are evaluated at
 /// integer coordinates), clamped to the image; sites more than a pixel outside the image are
@@ -138,7 +153,7 @@ pub fn mark_sites_kernel<F: Float>(
     if x >= -1.0f32 && y >= -1.0f32 && x <= w && y <= h {
         let px = i32::cast_from(f32::floor(x + 0.5f32));
         let py = i32::cast_from(f32::floor(y + 0.5f32));
-        let plane = width * height;
+        let (plane, row) = (image.stride(0), image.stride(1));
         let value = if comptime![centre] {
             F::new(1.0)
         } else {
@@ -152,7 +167,7 @@ pub fn mark_sites_kernel<F: Float>(
                 if comptime![(i == 1 && j == 1) == centre] {
                     let mx = i32::clamp(px + comptime![i - 1], 0, width as i32 - 1);
                     let my = i32::clamp(py + comptime![j - 1], 0, height as i32 - 1);
-                    let at = my as usize * width + mx as usize;
+                    let at = my as usize * row + mx as usize * image.stride(2);
                     #[unroll]
                     for c in 0..3 {
                         image[c * plane + at] = value;
