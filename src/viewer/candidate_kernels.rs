@@ -2,14 +2,13 @@
 //! ranking records, steps) and the propagation pass.
 
 use burn_sad_kernels::sad::{
-    PACK_CUBE, candidate_pass_kernel, exact_ranking_kernel, jfa_flood_kernel, pack_sites_kernel,
-    seed_candidates_kernel,
+    PACK_CUBE, candidate_pass_kernel::CandidatePassKernel,
+    exact_ranking_kernel::ExactRankingKernel, jfa_flood_kernel::JfaFloodKernel,
+    pack_sites_kernel::PackSitesKernel, seed_candidates_kernel::SeedCandidatesKernel,
 };
 
 use super::ViewerError;
-use super::kernels::{
-    CELL_TILE, Common, ExportedKernel, F32, LINE_CUBE, VECTOR, compile, scalar, t, tensor,
-};
+use super::kernels::{CELL_TILE, Common, ExportedKernel, F32, LINE_CUBE, VECTOR, export};
 
 /// The candidate build's kernels, as `sad render` launches them.
 pub(super) fn candidate_kernels(c: &Common) -> Result<Vec<ExportedKernel>, ViewerError> {
@@ -17,150 +16,29 @@ pub(super) fn candidate_kernels(c: &Common) -> Result<Vec<ExportedKernel>, Viewe
     let cell_2d = [CELL_TILE, CELL_TILE, 1];
     let mut kernels = Vec::new();
     for (name, round_to_f16) in [("pack_full", false), ("pack_ranking", true)] {
-        let workgroup = [PACK_CUBE as u32, 1, 1];
-        let args = vec![
-            tensor("sites", "f32", 1),
-            tensor("packed", "u32", 1),
-            tensor("zeroed", "f32", 1),
-            scalar("site_count", "usize"),
-            scalar("scale", "f32"),
-            scalar("offset_x", "f32"),
-            scalar("offset_y", "f32"),
-            scalar("log_tau_shift", "f32"),
-        ];
-        let kernel = pack_sites_kernel::PackSitesKernel::new(
-            c.settings(workgroup),
-            c.properties.clone(),
-            c.target.clone(),
-            t(),
-            t(),
-            t(),
-            (),
-            (),
-            (),
-            (),
-            (),
-            round_to_f16,
-            0usize,
-            F32,
-        );
-        kernels.push(compile(name, workgroup, args, kernel)?);
+        kernels.push(export!(c, name, [PACK_CUBE as u32, 1, 1], PackSitesKernel;
+            [sites: T(f32, 1), packed: T(u32, 1), zeroed: T(f32, 1), site_count: usize,
+             scale: f32, offset_x: f32, offset_y: f32, log_tau_shift: f32];
+            round_to_f16, 0usize, F32)?);
     }
-    let args = vec![
-        tensor("records", "u32", VECTOR),
-        tensor("ranking", "u32", VECTOR),
-        scalar("site_count", "usize"),
-    ];
-    let kernel = exact_ranking_kernel::ExactRankingKernel::new(
-        c.settings(site_1d),
-        c.properties.clone(),
-        c.target.clone(),
-        t(),
-        t(),
-        (),
-        VECTOR,
-    );
-    kernels.push(compile("exact_ranking", site_1d, args, kernel)?);
-    let args = vec![
-        tensor("records", "u32", 1),
-        tensor("candidates", "i32", 1),
-        scalar("cand_w", "usize"),
-        scalar("cand_h", "usize"),
-        scalar("site_count", "usize"),
-        scalar("inv_downscale", "f32"),
-    ];
-    let kernel = seed_candidates_kernel::SeedCandidatesKernel::new(
-        c.settings(site_1d),
-        c.properties.clone(),
-        c.target.clone(),
-        t(),
-        t(),
-        (),
-        (),
-        (),
-        (),
-    );
-    kernels.push(compile("seed", site_1d, args, kernel)?);
+    kernels.push(export!(c, "exact_ranking", site_1d, ExactRankingKernel;
+        [records: T(u32, VECTOR), ranking: T(u32, VECTOR), site_count: usize];
+        VECTOR)?);
+    kernels.push(export!(c, "seed", site_1d, SeedCandidatesKernel;
+        [records: T(u32, 1), candidates: T(i32, 1), cand_w: usize, cand_h: usize,
+         site_count: usize, inv_downscale: f32];)?);
     for (name, mirror) in [("flood", false), ("flood_mirror", true)] {
-        let args = vec![
-            tensor("ranking", "u32", VECTOR),
-            tensor("candidates", "i32", VECTOR),
-            tensor("output", "i32", VECTOR),
-            scalar("cand_w", "usize"),
-            scalar("cand_h", "usize"),
-            scalar("width", "usize"),
-            scalar("height", "usize"),
-            scalar("downscale", "usize"),
-            scalar("site_count", "usize"),
-            scalar("step", "u32"),
-            scalar("read_half", "u32"),
-            scalar("inv_scale_sq", "f32"),
-        ];
-        let kernel = jfa_flood_kernel::JfaFloodKernel::new(
-            c.settings(cell_2d),
-            c.properties.clone(),
-            c.target.clone(),
-            t(),
-            t(),
-            t(),
-            (),
-            (),
-            (),
-            (),
-            (),
-            (),
-            (),
-            (),
-            (),
-            VECTOR,
-            mirror,
-            F32,
-        );
-        kernels.push(compile(name, cell_2d, args, kernel)?);
+        kernels.push(export!(c, name, cell_2d, JfaFloodKernel;
+            [ranking: T(u32, VECTOR), candidates: T(i32, VECTOR), output: T(i32, VECTOR),
+             cand_w: usize, cand_h: usize, width: usize, height: usize, downscale: usize,
+             site_count: usize, step: u32, read_half: u32, inv_scale_sq: f32];
+            VECTOR, mirror, F32)?);
     }
-    let args = vec![
-        tensor("packed", "u32", VECTOR),
-        tensor("input", "i32", VECTOR),
-        tensor("output", "i32", VECTOR),
-        tensor("hilbert_order", "i32", 1),
-        tensor("hilbert_rank", "i32", 1),
-        scalar("cand_w", "usize"),
-        scalar("cand_h", "usize"),
-        scalar("width", "usize"),
-        scalar("height", "usize"),
-        scalar("downscale", "usize"),
-        scalar("site_count", "usize"),
-        scalar("jump", "u32"),
-        scalar("pass", "u32"),
-        scalar("inject", "u32"),
-        scalar("hilbert_probes", "u32"),
-        scalar("hilbert_window", "u32"),
-        scalar("inv_scale_sq", "f32"),
-    ];
-    let kernel = candidate_pass_kernel::CandidatePassKernel::new(
-        c.settings(cell_2d),
-        c.properties.clone(),
-        c.target.clone(),
-        t(),
-        t(),
-        t(),
-        t(),
-        t(),
-        (),
-        (),
-        (),
-        (),
-        (),
-        (),
-        (),
-        (),
-        (),
-        (),
-        (),
-        (),
-        VECTOR,
-        F32,
-    );
-    kernels.push(compile("candidate_pass", cell_2d, args, kernel)?);
+    kernels.push(export!(c, "candidate_pass", cell_2d, CandidatePassKernel;
+        [packed: T(u32, VECTOR), input: T(i32, VECTOR), output: T(i32, VECTOR),
+         hilbert_order: T(i32, 1), hilbert_rank: T(i32, 1), cand_w: usize, cand_h: usize,
+         width: usize, height: usize, downscale: usize, site_count: usize, jump: u32, pass: u32,
+         inject: u32, hilbert_probes: u32, hilbert_window: u32, inv_scale_sq: f32];
+        VECTOR, F32)?);
     Ok(kernels)
 }

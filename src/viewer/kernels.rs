@@ -144,6 +144,50 @@ pub(super) fn compile(
     })
 }
 
+/// One kernel of the viewer, its arguments stated once: `export!(common, NAME, WORKGROUP,
+/// Kernel; [arg: T(element, vector), arg: usize|u32|i32|f32, ...]; comptime values...)` gives
+/// the [`ExportedKernel`] (a `Result`), building both the page's argument list and the kernel's
+/// constructor from that one list, in the kernel's argument order.
+macro_rules! export {
+    ($common:expr, $name:expr, $workgroup:expr, $kernel:ty;
+        [$($arg:ident: $kind:ident $(($element:ident, $vector:expr))?),* $(,)?];
+        $($comptime:expr),* $(,)?) => {{
+        let workgroup: [u32; 3] = $workgroup;
+        let args = vec![$($crate::viewer::kernels::describe!($arg $kind $(($element, $vector))?)),*];
+        let kernel = <$kernel>::new(
+            $common.settings(workgroup),
+            $common.properties.clone(),
+            $common.target.clone(),
+            $($crate::viewer::kernels::compilation_arg!($kind)),*,
+            $($comptime),*
+        );
+        $crate::viewer::kernels::compile($name, workgroup, args, kernel)
+    }};
+}
+
+/// The page's description of one argument of [`export!`].
+macro_rules! describe {
+    ($arg:ident T($element:ident, $vector:expr)) => {
+        $crate::viewer::kernels::tensor(stringify!($arg), stringify!($element), $vector)
+    };
+    ($arg:ident $kind:ident) => {
+        $crate::viewer::kernels::scalar(stringify!($arg), stringify!($kind))
+    };
+}
+
+/// The constructor's compilation argument for one argument of [`export!`]: a tensor's, or a
+/// scalar's (none).
+macro_rules! compilation_arg {
+    (T) => {
+        $crate::viewer::kernels::t()
+    };
+    ($kind:ident) => {
+        ()
+    };
+}
+
+pub(super) use {compilation_arg, describe, export};
+
 /// Every kernel the viewer runs: the packing of the (viewed) records, the jump flood and the
 /// propagation pass (`candidate_kernels`), the render, the winners, the three colour views, the
 /// site marks and the canvas's RGBA pixels (`image_kernels`).

@@ -20,33 +20,24 @@ const HTML: &str = "text/html; charset=utf-8";
 const JS: &str = "text/javascript; charset=utf-8";
 const CSS: &str = "text/css; charset=utf-8";
 
+/// A file of `viewer/`, built in.
+macro_rules! page_file {
+    ($path:literal, $content_type:expr) => {
+        PageFile {
+            path: $path,
+            content_type: $content_type,
+            text: include_str!(concat!("../../viewer/", $path)),
+        }
+    };
+}
+
 /// The page's files, as `viewer/` holds them.
 pub const PAGE_FILES: &[PageFile] = &[
-    PageFile {
-        path: "index.html",
-        content_type: HTML,
-        text: include_str!("../../viewer/index.html"),
-    },
-    PageFile {
-        path: "viewer.css",
-        content_type: CSS,
-        text: include_str!("../../viewer/viewer.css"),
-    },
-    PageFile {
-        path: "viewer.js",
-        content_type: JS,
-        text: include_str!("../../viewer/viewer.js"),
-    },
-    PageFile {
-        path: "gpu.js",
-        content_type: JS,
-        text: include_str!("../../viewer/gpu.js"),
-    },
-    PageFile {
-        path: "sites.js",
-        content_type: JS,
-        text: include_str!("../../viewer/sites.js"),
-    },
+    page_file!("index.html", HTML),
+    page_file!("viewer.css", CSS),
+    page_file!("viewer.js", JS),
+    page_file!("gpu.js", JS),
+    page_file!("sites.js", JS),
 ];
 
 /// The name the page fetches the kernels' manifest by.
