@@ -120,6 +120,34 @@ try {
     await page.close();
   }
 
+  // Pan and zoom re-render: a wheel step zooms in about the cursor, a drag pans.
+  {
+    const page = await open(browser, `${origin}/?sites=sites.txt&width=160&height=96`);
+    const before = await canvasPng(page);
+    const renders = async () => Number(await page.evaluate(() => document.body.dataset.renders));
+    const waitFor = async (count) => page.waitForFunction(
+      (n) => Number(document.body.dataset.renders) >= n && document.body.dataset.state === 'rendered',
+      count, { timeout: 240_000 });
+    const box = await page.locator('#view').boundingBox();
+    await page.mouse.move(box.x + 40, box.y + 30);
+    let count = await renders();
+    await page.mouse.wheel(0, -400);
+    await waitFor(count + 1);
+    const zoomed = await canvasPng(page);
+    const status = await page.textContent('#status');
+    check(/zoom 2\.2\d\d/.test(status) && psnr(decode(zoomed), decode(before)) < 30,
+      `a wheel step zooms in and re-renders (${status.split('·')[1]?.trim()})`);
+    count = await renders();
+    await page.mouse.down();
+    await page.mouse.move(box.x + 80, box.y + 50, { steps: 4 });
+    await page.mouse.up();
+    await waitFor(count + 1);
+    await page.waitForFunction(() => document.body.dataset.state === 'rendered');
+    const panned = await canvasPng(page);
+    check(psnr(decode(panned), decode(zoomed)) < 30, 'a drag pans and re-renders');
+    await page.close();
+  }
+
   // The target: the page's PSNR is the CLI's (the page compares 8-bit values, the CLI floats).
   const cliLine = run(['render', sites, '-o', path.join(scratch, 'psnr.png'), '--target', photo])
     .split('\n').find((line) => line.startsWith('PSNR:'));
