@@ -213,6 +213,12 @@ fn sad_view_checks_its_inputs_and_exports_the_page() {
         "is 128×128 but the sites file is of a 160×96",
         "a target of another size",
     );
+    // A port another program holds: one line, not a panic.
+    let holder = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = holder.local_addr().unwrap().port().to_string();
+    let run = sad(&["view", &sites, "--port", &port]);
+    assert_one_error(&run, &format!("binding 127.0.0.1:{port}"), "a port in use");
+    drop(holder);
     let export = dir.join("site");
     let target = format!("{DATA}/sad/cat160x96.png");
     let run = sad(&[
