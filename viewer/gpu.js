@@ -196,6 +196,11 @@ function nextPowerOfTwo(n) {
 export async function renderView(gpu, parsed, sitesTensor, view, width, height, mode, floats = false) {
   const count = parsed.count;
   const cells = width * height;
+  // Every launch is a 1D or 2D grid of workgroups; the longest is the packing's.
+  const most = gpu.device.limits.maxComputeWorkgroupsPerDimension;
+  if (Math.ceil(count / PACK_CUBE) > most || Math.ceil(cells / LINE_CUBE) > most) {
+    throw new Error(`${count} sites on ${width}×${height} pixels is more than this GPU launches at once (${most} workgroups of ${PACK_CUBE} sites, of ${LINE_CUBE} pixels)`);
+  }
   const invScaleSq = Math.fround(1 / Math.fround(Math.max(width, height) ** 2));
   const viewScalars = {
     site_count: count,
