@@ -84,10 +84,10 @@ async function draw() {
     }
     [canvas.width, canvas.height] = [width, height];
     const view = currentView();
-    const mode = state.mode === 'dots' ? 'dots' : state.mode;
+    // The dots view is the image with the marks; the overlay adds them to any other view.
+    const mode = state.dots && state.mode !== 'dots' ? `${state.mode}+dots` : state.mode;
     const started = performance.now();
-    const pixels = await renderView(state.gpu, state.parsed, state.sitesTensor, view, width, height,
-      state.dots && mode !== 'dots' ? `${mode}+dots` : mode);
+    const pixels = await renderView(state.gpu, state.parsed, state.sitesTensor, view, width, height, mode);
     canvas.getContext('2d').putImageData(new ImageData(pixels, width, height), 0, 0);
     drawTarget(view);
     state.renders++;
@@ -235,8 +235,7 @@ function setupPanZoom() {
     const before = currentView();
     const [px, py] = filePoint(before, event.offsetX, event.offsetY);
     state.zoom = clampZoom(state.zoom * Math.exp(-event.deltaY * 0.002));
-    const after = zoomedView([state.parsed.width, state.parsed.height], [canvas.width, canvas.height], state.zoom, [0, 0]);
-    const scale = after.scale;
+    const { scale } = zoomedView([state.parsed.width, state.parsed.height], [canvas.width, canvas.height], state.zoom, null);
     state.centre = [px - (event.offsetX - canvas.width / 2) / scale, py - (event.offsetY - canvas.height / 2) / scale];
     draw();
   }, { passive: false });
