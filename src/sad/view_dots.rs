@@ -43,8 +43,14 @@ fn marked_pixel(
 /// wins over another site's ring).
 pub(super) fn dots(sites: &RenderReadySites, image: Tensor<3>) -> ViewImage {
     let [_, height, width] = image.dims();
-    let table = SiteTable::from_tensor(sites.sites().clone(), width, height);
-    let count = table.sites.iter().filter(|s| s[POSITION] >= 0.0).count();
+    let count = sites
+        .sites()
+        .clone()
+        .narrow(1, POSITION, 1)
+        .greater_equal_elem(0.0)
+        .int()
+        .sum()
+        .into_scalar::<i64>();
     let legend =
         format!("dots: the render, each of the {count} live sites a white pixel ringed in black");
     #[cfg(feature = "cube")]
@@ -61,6 +67,7 @@ pub(super) fn dots(sites: &RenderReadySites, image: Tensor<3>) -> ViewImage {
         };
     }
     // Without kernels the records are the sites themselves (no view but the identity).
+    let table = SiteTable::from_tensor(sites.sites().clone(), width, height);
     let device = image.device();
     let values = image.try_to_vec_as::<f32>().expect("a render is readable");
     let marked = dots_reference(&table.sites, &values, (width, height));

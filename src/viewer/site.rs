@@ -1,7 +1,9 @@
 //! The viewer's static files: the page and its scripts, built into the library from `viewer/`,
 //! and the kernels' manifest, compiled when asked for.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+use crate::image::write_all_atomically;
 
 use super::{ViewerError, viewer_kernels};
 
@@ -59,21 +61,26 @@ pub fn manifest_json() -> Result<String, ViewerError> {
 }
 
 /// Writes the whole page into `dir` (created if missing): its files and [`MANIFEST`], for any
-/// static web server. Each file is written to a temporary name and renamed into place.
+/// static web server, as a unit (see [`write_all_atomically`]): every file goes to a temporary
+/// name first, and only when all are written are they renamed into place.
 pub fn write_page(dir: &Path) -> Result<(), ViewerError> {
     let manifest = manifest_json()?;
-    std::fs::create_dir_all(dir)
-        .map_err(|error| ViewerError::Io(format!("{}: {error}", dir.display())))?;
-    let files = PAGE_FILES
+    let io = |error: std::io::Error| ViewerError::Io(format!("{}: {error}", dir.display()));
+    std::fs::create_dir_all(dir).map_err(io)?;
+    let paths: Vec<_> = PAGE_FILES
         .iter()
-        .map(|file| (file.path, file.text))
-        .chain(std::iter::once((MANIFEST, manifest.as_str())));
-    for (name, text) in files {
-        let path = dir.join(name);
-        let partial = dir.join(format!(".{name}.partial"));
-        std::fs::write(&partial, text)
-            .and_then(|()| std::fs::rename(&partial, &path))
-            .map_err(|error| ViewerError::Io(format!("{}: {error}", path.display())))?;
-    }
-    Ok(())
+        .map(|file| file.path)
+        .chain([MANIFEST])
+        .map(|name| dir.join(name))
+        .collect();
+    let texts = PAGE_FILES
+        .iter()
+        .map(|file| file.text)
+        .chain([manifest.as_str()]);
+    let files: Vec<(&Path, &[u8])> = paths
+        .iter()
+        .map(PathBuf::as_path)
+        .zip(texts.map(str::as_bytes))
+        .collect();
+    write_all_atomically(&files).map_err(io)
 }

@@ -84,14 +84,12 @@ pub fn view_command(args: ViewArgs) -> Result<()> {
 /// The target must decode and have the fit's size.
 #[cfg(feature = "wgpu")]
 fn check_target(path: &std::path::Path, (width, height): (usize, usize)) -> Result<()> {
-    use anyhow::Context;
+    use burn_sad::image::{ImageFile, MAX_SIDE};
 
-    let (w, h) = image::ImageReader::open(path)
-        .and_then(|reader| reader.with_guessed_format())
-        .with_context(|| path.display().to_string())?
-        .into_dimensions()
-        .with_context(|| format!("{}: not a PNG or JPEG image", path.display()))?;
-    if (w as usize, h as usize) != (width, height) && width > 0 {
+    // The header only: format, truncation and size are checked without decoding.
+    let file = ImageFile::open(path, MAX_SIDE)?;
+    let (w, h) = (file.width, file.height);
+    if (w, h) != (width, height) && width > 0 {
         bail!(
             "{} is {w}×{h} but the sites file is of a {width}×{height} image",
             path.display()
