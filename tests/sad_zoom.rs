@@ -157,6 +157,15 @@ fn sad_render_zooms_and_refuses_bad_zooms_in_one_line() {
     let out = out.to_str().unwrap();
     let zero = sad(&["render", &sites, "-o", out, "--zoom", "0"]);
     assert_one_error(&zero, "zoom must be a number above 0", "--zoom 0");
+    let photo = format!("{DATA}/sad/cat160x96.png");
+    let target = sad(&[
+        "render", &sites, "-o", out, "--zoom", "2", "--target", &photo,
+    ]);
+    assert_one_error(
+        &target,
+        "--target compares the file's own view",
+        "--zoom with --target",
+    );
     let point = sad(&["render", &sites, "-o", out, "--centre", "12"]);
     assert!(!point.status.success());
     assert!(

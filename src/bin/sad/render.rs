@@ -144,6 +144,12 @@ fn render(
     checks::check_png_output(out, sites)?;
     let table = read_sites_file(sites)?;
     let (width, height) = options.size_for(&table)?;
+    // The target is the file's photo: a PSNR against it means something for the file's own view
+    // only, not for a zoomed or moved one.
+    let placement = options.view_for(&table, (width, height))?;
+    if target.is_some() && placement.is_some_and(|placement| !placement.is_identity()) {
+        bail!("--target compares the file's own view; drop it, or --zoom and --centre");
+    }
     checks::check_memory(
         &format!("a {width}×{height} render"),
         (width as u64) * (height as u64),
