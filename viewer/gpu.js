@@ -16,7 +16,7 @@ const LINE_CUBE = 256;
 const TILE = 16;
 /** The propagation's probes (the library's PropagationOptions::default) and pass count. */
 const PROPAGATION = { inject: 4, hilbertProbes: 1, hilbertWindow: 32 };
-export const RENDER_PASSES = 16;
+const RENDER_PASSES = 16;
 
 const f32Bits = (() => {
   const f = new Float32Array(1);
@@ -127,7 +127,6 @@ export class Gpu {
     const words = [];
     const pad = () => { if (words.length % 2) words.push(0); };
     for (const kind of ['usize', 'f32', 'i32', 'u32']) { words.push(...groups[kind]); pad(); }
-    const tensorCount = offsets.length;
     words.push(...lengths, ...offsets, ...offsets.map((o) => o + shapes.length));
     pad();
     words.push(...shapes, ...strides);
