@@ -6,6 +6,7 @@ mod common;
 
 use burn::tensor::Device;
 use burn_sad::image::load_rgb;
+use burn_sad::sad::fit::capture_gate::DeviceShare;
 use burn_sad::sad::fit::{FitOptions, TargetImage, Trainer, TrainingConfig};
 use burn_sad::ssim::uses_fused_kernels;
 use common::{assert_close, device, values};
@@ -124,4 +125,41 @@ fn trainer_at(steps: usize, device: &Device) -> Trainer {
         trainer.step();
     }
     trainer
+}
+
+/// Trainers on several threads record their graphs in turn (CUDA's capture fails while another
+/// stream of the process allocates; see `capture_gate`) and step as one alone does.
+#[test]
+fn trainers_on_several_threads_record_in_turn_and_step_as_alone() {
+    let device = device();
+    let iters = 30;
+    let mut alone = trainer(false, iters, &device);
+    for _ in 0..iters {
+        alone.step();
+    }
+    let want = values(alone.sites());
+    let start = std::sync::Barrier::new(3);
+    let results: Vec<(Vec<f32>, usize)> = std::thread::scope(|scope| {
+        let runs: Vec<_> = (0..3)
+            .map(|_| {
+                scope.spawn(|| {
+                    // The reads below are device work too, which a recording on another thread
+                    // must not meet.
+                    let _share = DeviceShare::take();
+                    let mut trainer = trainer(true, iters, &device);
+                    start.wait();
+                    for _ in 0..iters {
+                        trainer.step();
+                    }
+                    (values(trainer.sites()), trainer.replayed_iterations())
+                })
+            })
+            .collect();
+        runs.into_iter().map(|run| run.join().unwrap()).collect()
+    });
+    for (got, replayed) in results {
+        assert_close(&got, &want, 2e-4, 2e-4, "sites after the threaded fit");
+        let expected = if replays_here(&device) { 26 } else { 0 };
+        assert_eq!(replayed, expected);
+    }
 }

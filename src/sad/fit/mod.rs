@@ -6,6 +6,7 @@
 //! references beside them ([`reference`](mod@reference)).
 
 mod budget;
+pub mod capture_gate;
 mod config;
 mod densify;
 mod init;

@@ -13,6 +13,7 @@ use burn::tensor::{Device, Tensor};
 use burn_sad_kernels::sad::ADAM_STATE;
 
 use super::budget::{BudgetSolution, Schedule, solve_target_bpp};
+use super::capture_gate::{self, DeviceShare};
 use super::init::{InitialShape, Initialisation, per_pixel_candidates};
 use super::options::{FitOptions, FitProgress, FitResult, PhaseTimes};
 use super::step::{NeighbourLists, diffuse_and_step_keeping};
@@ -64,6 +65,7 @@ impl Trainer {
         options: FitOptions,
         device: &Device,
     ) -> Result<Self, FitError> {
+        let _share = DeviceShare::take();
         validate(&target, &options)?;
         let config = &options.config;
         let (width, height) = (target.width, target.height);
@@ -219,6 +221,10 @@ impl Trainer {
     /// One training iteration, in the reference's order. Returns the PSNR on measuring
     /// iterations (every `log_every` and the last).
     pub fn step(&mut self) -> Option<f64> {
+        // Between iterations, another thread's graph may be recorded; not during one (see
+        // `capture_gate`).
+        capture_gate::let_recordings_in();
+        let _share = DeviceShare::take();
         let it = self.iteration;
         let config = self.options.config.clone();
         let update = config.cand_update_freq > 0
@@ -294,6 +300,8 @@ impl Trainer {
     /// Runs the remaining iterations, then measures the result. `progress` sees every
     /// iteration.
     pub fn run(mut self, mut progress: impl FnMut(&FitProgress)) -> FitResult {
+        // Device work between the steps too (see `capture_gate`).
+        let _share = DeviceShare::take();
         let start = Instant::now();
         let iters = self.options.config.default_iters;
         while !self.is_done() {
@@ -323,6 +331,9 @@ pub fn fit(
     device: &Device,
     progress: impl FnMut(&FitProgress),
 ) -> Result<FitResult, FitError> {
+    // The whole fit, outputs included, is device work that another thread's recording must
+    // not interleave with (see `capture_gate`).
+    let _share = DeviceShare::take();
     let trainer = Trainer::new(target.clone(), options, device)?;
     trainer.warm_up();
     Ok(trainer.run(progress))

@@ -23,6 +23,7 @@ use burn::tensor::{DType, Device, FloatDType, Int, IntDType, Tensor, TensorData}
 use burn_sad_kernels::sad::{ADAM_STATE, CLOCK_COLUMNS, K, SITE_PARAMS};
 
 use super::{TAU_DIFFUSION_PASSES, Trainer};
+use crate::sad::fit::capture_gate;
 use crate::sad::fit::step::NeighbourLists;
 use crate::sad::{Candidates, SadBackend};
 
@@ -128,7 +129,9 @@ impl Trainer {
     pub(super) fn replay_step(&mut self, it: usize) -> bool {
         if matches!(self.replayer, Replayer::Untried) {
             let (replayer, ran) = match self.options.replay && available(&self.sites.device()) {
-                true => self.record(it),
+                // While no other thread's commands can reach the device thread (see
+                // `capture_gate`).
+                true => capture_gate::exclusive(|| self.record(it)),
                 false => (Replayer::Off, false),
             };
             self.replayer = replayer;

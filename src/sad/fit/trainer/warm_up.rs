@@ -3,6 +3,7 @@
 use burn_sad_kernels::sad::StatisticsKind;
 
 use super::{TAU_DIFFUSION_PASSES, Trainer};
+use crate::sad::fit::capture_gate::DeviceShare;
 use crate::sad::fit::ops::site_statistics;
 use crate::sad::fit::step::diffuse_and_step_keeping;
 
@@ -11,6 +12,7 @@ impl Trainer {
     /// so that just-in-time compilation happens before a timed run (the reference's timings
     /// exclude its module loading too).
     pub fn warm_up(&self) {
+        let _share = DeviceShare::take();
         let mut candidates = self.candidates.clone();
         let mut scratch = self.clone();
         scratch.profile = None;
