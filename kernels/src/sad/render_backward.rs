@@ -62,9 +62,10 @@ impl BackwardOutputs {
 /// outside the image only contribute nothing.
 ///
 /// `_min_cubes_per_sm` is the occupancy the launch asked the compiler for (CUDA: cubes per
-/// multiprocessor, see the workspace's `vendor/cubecl-llvm/PATCH.md`; 0 for none). The kernel
-/// does not read it: it is a compile-time argument so that kernels compiled with and without
-/// the hint have different keys in the kernel cache.
+/// multiprocessor, see the workspace's `vendor/cubecl-llvm/PATCH.md`; 0 for none), and
+/// `_full_plane_masks` whether its plane operations were compiled with the whole plane as their
+/// member mask (CUDA, same patch). The kernel reads neither: they are compile-time arguments so
+/// that kernels compiled each way have different keys in the kernel cache.
 ///
 /// Launch with `(TILE, TILE)` cubes over the image.
 #[cube(launch, launch_unchecked)]
@@ -85,6 +86,7 @@ pub fn render_backward_kernel<F: Float, N: Size>(
     #[comptime] plane_sums: bool,
     #[comptime] sorted_slots: bool,
     #[comptime] _min_cubes_per_sm: u32,
+    #[comptime] _full_plane_masks: bool,
     #[define(F)] _dtype: ElemType,
 ) {
     let columns = comptime![outputs.columns()];

@@ -55,3 +55,29 @@ pub(super) fn sorted_slots() -> bool {
     static SORTED_SLOTS: OnceLock<Option<bool>> = OnceLock::new();
     switch(&SORTED_SLOTS, SORTED_SLOTS_ENV).unwrap_or(true)
 }
+
+/// The environment variable that turns the backward's full plane masks off (`0`: each plane
+/// operation synchronises the lanes executing it), for measuring both.
+#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+pub const FULL_MASKS_ENV: &str = "BURN_SAD_FULL_MASKS";
+
+/// Whether the backward's plane operations take the whole plane as their member mask, where it
+/// has `plane_sums`: on CUDA (through the patched cubecl-llvm in `vendor/`), whose shuffles then
+/// compile to single instructions instead of an active-mask vote, a move and a divergence check
+/// each. Sound because every unit of the backward reaches every plane operation (see
+/// `render_backward_kernel`). Registered once per process; the launch passes it as a
+/// compile-time argument, so the kernel cache keeps both forms apart.
+pub(super) fn full_plane_masks(tensor: &CubeTensor, plane_sums: bool) -> bool {
+    #[cfg(feature = "cuda")]
+    if plane_sums && tensor.client.name() == "cuda" {
+        static FULL: OnceLock<bool> = OnceLock::new();
+        return *FULL.get_or_init(|| {
+            static SWITCH: OnceLock<Option<bool>> = OnceLock::new();
+            let full = switch(&SWITCH, FULL_MASKS_ENV).unwrap_or(true);
+            cubecl_llvm::nvptx::plane_masks::set_full_plane_masks("render_backward_kernel", full);
+            full
+        });
+    }
+    let _ = (tensor, plane_sums);
+    false
+}

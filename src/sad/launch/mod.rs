@@ -20,7 +20,7 @@ use burn_sad_kernels::sad::{
 };
 use cubecl::{CubeCount, CubeDim};
 
-use accumulation::{plane_sums, sorted_slots, table_sums};
+use accumulation::{full_plane_masks, plane_sums, sorted_slots, table_sums};
 use render::{backward, render_records};
 use replay::Clock;
 

@@ -8,8 +8,8 @@ use burn_sad_kernels::sad::{
 };
 
 use super::{
-    candidates, capacity, empty_f32, empty_i32, expect_sites_and_lists, ids, image_grid,
-    image_grid_cubes, occupancy, plane_sums, sorted_slots, table_sums,
+    candidates, capacity, empty_f32, empty_i32, expect_sites_and_lists, full_plane_masks, ids,
+    image_grid, image_grid_cubes, occupancy, plane_sums, sorted_slots, table_sums,
 };
 use crate::launch::{expect_dims, launch_kernel};
 use crate::sad::RenderGeometry;
@@ -93,6 +93,8 @@ pub(super) fn backward(
     let (records, grads) = candidates::site_records_and_zeros(&sites, outputs.columns());
     let (count, dim) = image_grid(geometry);
     let cubes_per_sm = occupancy::backward_cubes_per_sm(&sites, image_grid_cubes(geometry));
+    let plane_sums = plane_sums(&sites);
+    let full_masks = full_plane_masks(&sites, plane_sums);
     launch_kernel!(render_backward_kernel(
         &sites.client,
         count,
@@ -110,9 +112,10 @@ pub(super) fn backward(
         geometry.inv_scale_sq(),
         outputs,
         table_sums(&sites, outputs.from_target),
-        plane_sums(&sites),
+        plane_sums,
         sorted_slots(),
         cubes_per_sm,
+        full_masks,
         dtype_to_storage_type(sites.dtype),
     ));
     grads

@@ -94,7 +94,12 @@ pub fn emit_ptx(
     let converted =
         to_llvm_ir::convert_module(ctx, &llvm_ctx, module).map_err(|err| err.to_string())?;
 
-    let module = LlvmModule::new(&converted.to_string())?;
+    let mut ir = converted.to_string();
+    // burn-sad patch: full member masks for a registered kernel (see `plane_masks`).
+    if super::plane_masks::full_plane_masks(entrypoint) {
+        ir = super::plane_masks::with_full_masks(&ir);
+    }
+    let module = LlvmModule::new(&ir)?;
     finalize(&module, entrypoint, arch, &entry)?;
     let ir = module.print();
     let ptx = compile(module, arch, ptx_version)?;

@@ -9,6 +9,7 @@ pub mod occupancy;
 #[cfg(test)]
 mod offline_tests;
 pub mod plane;
+pub mod plane_masks;
 pub mod printf;
 pub mod ptx_version;
 pub mod synchronization;
