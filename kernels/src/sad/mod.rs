@@ -76,7 +76,7 @@ pub use record::{
 pub use render::render_kernel;
 pub use render_backward::{BackwardOutputs, render_backward_kernel};
 pub use statistics::{DENSIFY_STATS, StatisticsKind, site_statistics_kernel};
-pub use table_sums::{FIXED_LIMIT, FRACTION_BITS, LOW_BITS, TableSums};
+pub use table_sums::{FIXED_LIMIT, FRACTION_BITS, LOW_BITS, SMALL_LIMIT, TableSums};
 pub use tau_diffusion::{
     DEAD_HOME, NeighbourSource, TauNeighbours, TauNeighboursLaunch, tau_diffusion_kernel,
 };

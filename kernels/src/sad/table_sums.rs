@@ -17,11 +17,14 @@ pub enum TableSums {
     Float,
     /// f32 bits in `u32` atomics, added with compare-exchange loops (any runtime).
     Bits,
-    /// Fixed point with [`FRACTION_BITS`] fractional bits, as a high part (`i32`, the value's
-    /// floor in units of 2^−([`FRACTION_BITS`] − [`LOW_BITS`])) and a low part (`u32`, the rest,
-    /// in units of 2^−[`FRACTION_BITS`]), each summed with native integer atomics. A value of
-    /// magnitude [`FIXED_LIMIT`] or more, or not finite, skips the table and goes to global
-    /// memory as a float atomic, so no sum can overflow (bounds at [`LOW_BITS`]).
+    /// Fixed point with [`FRACTION_BITS`] fractional bits, as a high part (`i32`, the value
+    /// rounded to a multiple of 2^−([`FRACTION_BITS`] − [`LOW_BITS`])) and a low part (the rest,
+    /// signed, in units of 2^−[`FRACTION_BITS`], kept in `u32` words that wrap as `i32`), each
+    /// summed with native integer atomics. A contribution whose values are all under
+    /// [`SMALL_LIMIT`] in magnitude (their high parts zero), as most of a fit's are, takes one
+    /// atomic per value instead of two. A value of magnitude [`FIXED_LIMIT`] or more, or not
+    /// finite, skips the table and goes to global memory as a float atomic, so no sum can
+    /// overflow (bounds at [`LOW_BITS`]).
     ///
     /// Each add rounds its value to a multiple of 2^−24 (6·10⁻⁸). That is only for sums whose
     /// scale is known: the squared-error gradients of a fit, where a pixel's values are of order
@@ -32,41 +35,60 @@ pub enum TableSums {
 
 /// Fractional bits of a fixed-point value: its resolution is 2^−24.
 pub const FRACTION_BITS: u32 = 24;
-/// Bits of the low part. An entry takes at most 2^11 adds per tile (256 pixels, each adding a
-/// site at most once per slot of 8), so low parts below 2^20 sum to under 2^31, and high parts
-/// of magnitude at most [`FIXED_LIMIT`] · 2^(24 − 20) = 2^19 sum to under 2^30 in magnitude.
+/// Bits of the low part's unit step: a high part counts multiples of 2^−(24 − 20). An entry
+/// takes at most 2^11 adds per tile (256 pixels, each adding a site at most once per slot of 8),
+/// so low parts of magnitude at most 2^19 sum to at most 2^30 in magnitude, and high parts of
+/// magnitude under [`FIXED_LIMIT`] · 2^(24 − 20) = 2^19 sum to under 2^30.
 pub const LOW_BITS: u32 = 20;
 /// Values at least this large in magnitude go straight to global memory.
 pub const FIXED_LIMIT: f32 = 32768.0;
 
-/// A value in fixed point: `value ≈ high · 2^−4 + low · 2^−24`, `low` in `[0, 2^20]`.
+/// A value in fixed point: `value ≈ high · 2^−4 + low · 2^−24`, `|low| ≤ 2^19`.
 #[derive(CubeType)]
 pub struct FixedParts {
-    /// The floor of `value · 2^4`.
+    /// `value · 2^4`, rounded to the nearest integer.
     pub high: i32,
-    /// The rest, rounded to a multiple of 2^−24, in those units.
+    /// The rest, rounded to a multiple of 2^−24, in those units (two's complement, as the
+    /// table's `u32` words add it).
     pub low: u32,
+}
+
+/// Values under this magnitude have a zero high part: their low part alone, at most 2^19 in
+/// magnitude, holds them.
+pub const SMALL_LIMIT: f32 = 1.0 / (1u32 << (FRACTION_BITS - LOW_BITS + 1)) as f32;
+
+/// The low part of `value` (magnitude under [`SMALL_LIMIT`]), whose high part is zero: its
+/// multiple of 2^−24, as [`fixed_parts`] would give it, with one rounding.
+#[cube]
+pub fn small_fixed(value: f32) -> u32 {
+    let units = f32::round(value * comptime![(1u32 << FRACTION_BITS) as f32]);
+    u32::cast_from(i32::cast_from(units))
 }
 
 /// Splits `value` (finite, magnitude under [`FIXED_LIMIT`]) into its fixed-point parts.
 #[cube]
 pub fn fixed_parts(value: f32) -> FixedParts {
     let scaled = value * comptime![(1u32 << (FRACTION_BITS - LOW_BITS)) as f32];
-    let floor = f32::floor(scaled);
-    // Exact: a float minus its floor is representable below 2^23.
-    let rest = scaled - floor;
+    let high = f32::round(scaled);
+    // Exact: `high` is within a half of `scaled`, so the difference is representable.
+    let rest = scaled - high;
+    let low = i32::cast_from(f32::round(rest * comptime![(1u32 << LOW_BITS) as f32]));
     FixedParts {
-        high: i32::cast_from(floor),
-        low: u32::cast_from(f32::round(rest * comptime![(1u32 << LOW_BITS) as f32])),
+        high: i32::cast_from(high),
+        low: u32::cast_from(low),
     }
 }
 
-/// The f32 value of summed parts, with a single rounding: the low sum's carry joins the high sum
-/// as integers first, so a high and a low sum that cancel lose nothing.
+/// The f32 value of summed parts (`low` the `u32` word of a signed sum), with a single rounding
+/// of the whole: the low sum's carry joins the high sum as integers first, so a high and a low
+/// sum that cancel lose nothing.
 #[cube]
 pub fn fixed_value(high: i32, low: u32) -> f32 {
-    let carry = i32::cast_from(low >> LOW_BITS);
-    let rest = low & comptime![(1u32 << LOW_BITS) - 1];
+    let low = i32::cast_from(low);
+    // The non-negative rest below 2^LOW_BITS, and the floor of the quotient (an exact division,
+    // whatever a runtime's shifts of negative values do).
+    let rest = low & comptime![((1u32 << LOW_BITS) - 1) as i32];
+    let carry = (low - rest) / comptime![(1u32 << LOW_BITS) as i32];
     let whole =
         f32::cast_from(high + carry) * comptime![1.0 / (1u32 << (FRACTION_BITS - LOW_BITS)) as f32];
     whole + f32::cast_from(rest) * comptime![1.0 / (1u32 << FRACTION_BITS) as f32]

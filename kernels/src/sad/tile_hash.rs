@@ -5,7 +5,9 @@
 use cubecl::prelude::*;
 
 use super::TILE;
-use super::table_sums::{TableSums, fits_fixed, fixed_parts, fixed_value};
+use super::table_sums::{
+    SMALL_LIMIT, TableSums, fits_fixed, fixed_parts, fixed_value, small_fixed,
+};
 
 /// Hash-table entries per tile, one per unit.
 const SLOTS: usize = TILE * TILE;
@@ -76,7 +78,7 @@ impl<F: Float> TileHash<F> {
 /// the adds inside the probe loop, lanes that found their entries at different probes ran
 /// different copies of the adds one after another, and on CUDA each float add to shared memory
 /// is a load and compare-and-store loop (`ATOMS.CAST`): the H200 executed each column's loop
-/// about seven times per slot and warp. [`TableSums::Fixed`] replaces those loops by two
+/// about seven times per slot and warp. [`TableSums::Fixed`] replaces those loops by one or two
 /// native integer adds per column.
 #[cube]
 pub fn accumulate<F: Float>(
@@ -110,23 +112,17 @@ pub fn accumulate<F: Float>(
         }
     }
     if entry < SLOTS {
-        #[unroll]
-        for c in 0..channels {
-            let index = c * SLOTS + entry;
-            match comptime![sums] {
-                TableSums::Float => {
-                    hash.floats[index].fetch_add(contribution[c]);
-                }
-                TableSums::Bits => add_bits(&hash.bits, index, f32::cast_from(contribution[c])),
-                TableSums::Fixed => {
-                    let value = f32::cast_from(contribution[c]);
-                    if fits_fixed(value) {
-                        let parts = fixed_parts(value);
-                        hash.highs[index].fetch_add(parts.high);
-                        hash.bits[index].fetch_add(parts.low);
-                    } else {
-                        out[site * channels + c].fetch_add(contribution[c]);
+        if comptime![sums == TableSums::Fixed] {
+            add_fixed::<F>(hash, out, site, entry, contribution, channels);
+        } else {
+            #[unroll]
+            for c in 0..channels {
+                let index = c * SLOTS + entry;
+                match comptime![sums] {
+                    TableSums::Float => {
+                        hash.floats[index].fetch_add(contribution[c]);
                     }
+                    _ => add_bits(&hash.bits, index, f32::cast_from(contribution[c])),
                 }
             }
         }
@@ -134,6 +130,48 @@ pub fn accumulate<F: Float>(
         #[unroll]
         for c in 0..channels {
             out[site * channels + c].fetch_add(contribution[c]);
+        }
+    }
+}
+
+/// Adds `contribution` to the fixed-point sums of table entry `entry` (see
+/// [`TableSums::Fixed`]). When every value is under [`SMALL_LIMIT`] in magnitude, as most are
+/// once a fit is under way, each takes one integer add (its low part); otherwise each value
+/// takes its two parts, or a global float atomic where it does not fit. One decision per
+/// contribution, not per value: branches around single adds cost more than the adds.
+#[cube]
+fn add_fixed<F: Float>(
+    hash: &TileHash<F>,
+    out: &mut Tensor<Atomic<F>>,
+    site: usize,
+    entry: usize,
+    contribution: &Array<F>,
+    #[comptime] channels: usize,
+) {
+    // False for NaN, which then takes the general path and reaches the global sums.
+    let mut small = true;
+    #[unroll]
+    for c in 0..channels {
+        small = small && f32::abs(f32::cast_from(contribution[c])) < SMALL_LIMIT;
+    }
+    if small {
+        #[unroll]
+        for c in 0..channels {
+            let low = small_fixed(f32::cast_from(contribution[c]));
+            hash.bits[c * SLOTS + entry].fetch_add(low);
+        }
+    } else {
+        #[unroll]
+        for c in 0..channels {
+            let index = c * SLOTS + entry;
+            let value = f32::cast_from(contribution[c]);
+            if fits_fixed(value) {
+                let parts = fixed_parts(value);
+                hash.highs[index].fetch_add(parts.high);
+                hash.bits[index].fetch_add(parts.low);
+            } else {
+                out[site * channels + c].fetch_add(contribution[c]);
+            }
         }
     }
 }
