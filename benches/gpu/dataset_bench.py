@@ -12,9 +12,11 @@ that scale and cropped to 768×512 at the centre (the 1×), the top-left and the
 (the others), taken in turn until there are 24.
 
 Usage: dataset_bench.py --sad PATH --reference PATH --reference-root DIR --work DIR [--jobs 1 4 8]
+  (a --jobs entry J:NAME=VALUE,... runs --jobs J with those environment variables set)
 """
 
 import csv
+import os
 import statistics
 import sys
 import time
@@ -67,7 +69,9 @@ def make_photos(out: Path) -> list:
 
 def main():
     parser = fit_table.race_parser()
-    parser.add_argument("--jobs", type=int, nargs="+", default=[1, 4, 8])
+    # Each entry: J, or J:NAME=VALUE[,NAME=VALUE...] to run `--jobs J` with those variables
+    # set (an A/B of a switch, e.g. 4:BURN_SAD_REPLAY=0).
+    parser.add_argument("--jobs", nargs="+", default=["1", "4", "8"])
     parser.add_argument("--bpp", type=float, default=16)
     args = parser.parse_args()
     photos = make_photos(args.work / "dataset")
@@ -90,18 +94,22 @@ def main():
     print("|---|---|---|---|---|---|---|")
     print(f"| reference, one process per image | {ref_wall:.2f} | {len(photos) / ref_wall:.3f} | "
           f"{ref_psnr:.3f} | 1.00 | – | – |  (its printed totals: {ref_total:.2f} s)", flush=True)
-    for jobs in args.jobs:
-        out = args.work / f"dataset-ours-{jobs}"
+    for entry in args.jobs:
+        jobs, _, switches = entry.partition(":")
+        env = dict(os.environ)
+        env.update(pair.split("=", 1) for pair in switches.split(",") if pair)
+        out = args.work / f"dataset-ours-{len(switches) and 'ab-'}{jobs}"
         command = [args.sad, "--device", "cuda", "fit", str(args.work / "dataset"),
                    "--target-bpp", str(args.bpp), "--iters", "4000", "--log-freq", "1000",
-                   "--jobs", str(jobs), "--force", "--out-dir", str(out)]
-        text, wall = fit_table.run(command)
+                   "--jobs", jobs, "--force", "--out-dir", str(out)]
+        text, wall = fit_table.run(command, env=env)
         with open(out / "results.csv") as table:
             rows = {row["name"]: row for row in csv.DictReader(table)}
         deltas = [float(rows[p.name]["psnr"]) - reference[p.name]["psnr"] for p in photos]
         psnr = statistics.mean(float(rows[p.name]["psnr"]) for p in photos)
         under = sum(d < -0.1 for d in deltas)
-        print(f"| ours, --jobs {jobs} | {wall:.2f} | {len(photos) / wall:.3f} | {psnr:.3f} | "
+        label = f"--jobs {jobs}" + (f", {switches}" if switches else "")
+        print(f"| ours, {label} | {wall:.2f} | {len(photos) / wall:.3f} | {psnr:.3f} | "
               f"{wall / ref_wall:.2f} | {under} of {len(photos)} | {min(deltas):+.3f} |",
               flush=True)
 

@@ -2,7 +2,8 @@
 # On the GPU machine, after `benches/gpu/run.sh --no-tests --no-race` (which builds the
 # reference and unpacks our binaries): issue 11's data-set race, benches/gpu/dataset_bench.py.
 #
-# Usage: bash benches/gpu/dataset_bench.sh [JOBS...]   (default: 1 4 8)
+# Usage: bash benches/gpu/dataset_bench.sh [JOBS...]   (default: 1 4 8; an entry
+#   J:NAME=VALUE,... runs --jobs J with those environment variables set, e.g. 4:BURN_SAD_REPLAY=0)
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 jobs=("$@")
