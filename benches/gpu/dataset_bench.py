@@ -98,7 +98,7 @@ def main():
         jobs, _, switches = entry.partition(":")
         env = dict(os.environ)
         env.update(pair.split("=", 1) for pair in switches.split(",") if pair)
-        out = args.work / f"dataset-ours-{len(switches) and 'ab-'}{jobs}"
+        out = args.work / f"dataset-ours-{'ab-' if switches else ''}{jobs}"
         command = [args.sad, "--device", "cuda", "fit", str(args.work / "dataset"),
                    "--target-bpp", str(args.bpp), "--iters", "4000", "--log-freq", "1000",
                    "--jobs", jobs, "--force", "--out-dir", str(out)]

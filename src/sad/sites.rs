@@ -182,6 +182,17 @@ impl Sites {
     }
 }
 
+/// Live sites of a packed `[slots, SITE_PARAMS]` site tensor (position x ≥ 0), counted on its
+/// device: one scalar is read back, not the table.
+pub(crate) fn live_site_count(packed: Tensor<2>) -> usize {
+    packed
+        .narrow(1, POSITION, 1)
+        .greater_equal_elem(0.0)
+        .int()
+        .sum()
+        .into_scalar::<i64>() as usize
+}
+
 /// `values` as a contiguous tensor of `shape`. Uploaded as one row and reshaped: CubeCL's CUDA
 /// runtime pads the rows of a multi-dimensional upload to an aligned pitch (a `[n, 10]` sites
 /// table, a `[3, H, W]` image of odd width), and every kernel that reads a padded tensor would

@@ -6,6 +6,7 @@
 use burn::tensor::{Tensor, TensorData};
 use burn_sad_kernels::sad::{POSITION, SITE_PARAMS};
 
+use super::sites::live_site_count;
 use super::views::ViewImage;
 use super::{RenderReadySites, SiteTable};
 
@@ -43,14 +44,7 @@ fn marked_pixel(
 /// wins over another site's ring).
 pub(super) fn dots(sites: &RenderReadySites, image: Tensor<3>) -> ViewImage {
     let [_, height, width] = image.dims();
-    let count = sites
-        .sites()
-        .clone()
-        .narrow(1, POSITION, 1)
-        .greater_equal_elem(0.0)
-        .int()
-        .sum()
-        .into_scalar::<i64>();
+    let count = live_site_count(sites.sites().clone());
     let legend =
         format!("dots: the render, each of the {count} live sites a white pixel ringed in black");
     #[cfg(feature = "cube")]

@@ -19,6 +19,7 @@ use super::options::{FitOptions, FitProgress, FitResult, PhaseTimes};
 use super::step::{NeighbourLists, diffuse_and_step_keeping};
 use super::validate::validate;
 use super::{FitError, TargetImage};
+use crate::sad::sites::live_site_count;
 use crate::sad::{Candidates, HilbertOrder, RenderGeometry, render};
 
 /// Jacobi passes of tau-gradient diffusion per iteration (hard-coded in the reference).
@@ -195,14 +196,7 @@ impl Trainer {
 
     /// Live sites, counted on the device.
     pub fn active_sites(&self) -> usize {
-        let live = self
-            .sites
-            .clone()
-            .narrow(1, 0, 1)
-            .greater_equal_elem(0.0)
-            .int()
-            .sum();
-        live.into_scalar::<i64>() as usize
+        live_site_count(self.sites.clone())
     }
 
     /// The current render, `[3, H, W]`.
