@@ -34,7 +34,7 @@ use burn_sad::ssim::{
     MsSsimOptions, SsimOptions, fused_ssim, fused_ssim3d, ms_ssim, ms_ssim_reference, ssim_l1_loss,
     ssim_reference, ssim3d_reference,
 };
-use common::time_ms;
+use common::{baseline_cells, time_ms};
 
 const GPU_SHAPES: [[usize; 4]; 4] = [
     [1, 3, 1080, 1920],
@@ -311,16 +311,8 @@ fn bench_row<const D: usize>(
     } else {
         ("-".into(), "-".into())
     };
-    let (base_train, base_infer, ratio_train, ratio_infer) = match baseline.and_then(|b| b.get(key))
-    {
-        Some(&(bt, bi)) => (
-            format!("{bt:.3}"),
-            format!("{bi:.3}"),
-            format!("{:.2}", train / bt),
-            format!("{:.2}", infer / bi),
-        ),
-        None => ("-".into(), "-".into(), "-".into(), "-".into()),
-    };
+    let [base_train, base_infer, ratio_train, ratio_infer] =
+        baseline_cells((train, infer), baseline.and_then(|b| b.get(key).copied()));
     println!(
         "| {key} | {train:.3} | {infer:.3} | {ref_train} | {ref_infer} | {base_train} | {base_infer} | {ratio_train} | {ratio_infer} |"
     );

@@ -27,7 +27,7 @@ use burn_sad::sad::{
     Candidates, HilbertOrder, PropagationOptions, RenderGeometry, RenderReadySites, SiteTable,
     render, render_ready, write_sites,
 };
-use common::time_ms;
+use common::{baseline_cells, time_ms};
 
 const GPU_CASES: [(usize, usize); 6] = [
     (512, 32_768),
@@ -163,16 +163,12 @@ fn main() {
             let grads = (image * upstream.clone()).sum().backward();
             drop(param.grad(&grads).expect("gradient"));
         });
-        let (ref_build, ref_render, build_ratio, render_ratio) =
-            match baseline.as_ref().and_then(|b| b.get(&(side, count))) {
-                Some(&(b, r)) => (
-                    format!("{b:.3}"),
-                    format!("{r:.3}"),
-                    format!("{:.2}", build / b),
-                    format!("{:.2}", forward / r),
-                ),
-                None => ("-".into(), "-".into(), "-".into(), "-".into()),
-            };
+        let [ref_build, ref_render, build_ratio, render_ratio] = baseline_cells(
+            (build, forward),
+            baseline
+                .as_ref()
+                .and_then(|b| b.get(&(side, count)).copied()),
+        );
         println!(
             "| {side}² | {count} | {build:.3} | {forward:.3} | {backward:.3} | {ref_build} | {ref_render} | {build_ratio} | {render_ratio} |"
         );

@@ -1,11 +1,13 @@
 //! Sites files and render-only mode: files written by the reference trainer render to its own
 //! render-only PSNR (at their size and at another), round-trip byte for byte, and bad files
-//! name the line. Run on the device of `$BURN_SAD_DEVICE`.
+//! name the line; the training config file and the budget solver it feeds against the
+//! reference's numbers. Run on the device of `$BURN_SAD_DEVICE`.
 
 mod common;
 
 use burn::tensor::{Int, Tensor};
 use burn_sad::image::load_rgb;
+use burn_sad::sad::fit::{FitError, Schedule, TrainingConfig, solve_target_bpp, target_sites};
 use burn_sad::sad::{
     RenderOnlyOptions, SitesFileError, parse_sites, psnr, read_sites, render_sites, sites_to_string,
 };
@@ -126,4 +128,51 @@ fn bad_sites_files_name_the_line() {
         read_sites("/nonexistent/x_sites.txt"),
         Err(SitesFileError::Io(_))
     ));
+}
+
+#[test]
+fn budget_solver_reproduces_the_reference_numbers_for_kodak() {
+    // Spec §5.5: 768×512, shipped config (128 000 sites, capacity 128 000, 4000 iterations).
+    let config = TrainingConfig::default();
+    let schedule = Schedule::new(&config, config.default_sites, 768, 512);
+    for (bpp, sites, prune, final_sites) in [
+        (0.2, 614, 0.071644, 614),
+        (0.5, 1536, 0.059653, 1535),
+        (1.0, 3072, 0.050521, 3072),
+        (2.0, 6144, 0.041325, 6144),
+        (16.276042, 50000, 0.012977, 50000),
+    ] {
+        let solution = solve_target_bpp(bpp, 768, 512, &schedule);
+        assert_eq!(target_sites(bpp, 768, 512), sites);
+        assert_eq!(solution.target_sites, sites, "bpp {bpp}");
+        assert_eq!(solution.final_sites, final_sites, "bpp {bpp}");
+        assert!(
+            (solution.prune_rate - prune).abs() < 2e-6,
+            "bpp {bpp}: prune rate {} vs {prune}",
+            solution.prune_rate
+        );
+    }
+}
+
+#[test]
+fn config_errors_name_the_key() {
+    let error = |json: &str| match TrainingConfig::from_json(json) {
+        Err(FitError::Config(message)) => message,
+        other => panic!("{json}: expected a config error, got {other:?}"),
+    };
+    assert!(error(r#"{"PRUNE_PERCENTAGE": 0.1}"#).contains("PRUNE_PERCENTAGE"));
+    assert!(error(r#"{"PRUNE_PERCENTILE": 1.5}"#).contains("PRUNE_PERCENTILE"));
+    assert!(error(r#"{"BETA1": 1.0}"#).contains("BETA1"));
+    assert!(error(r#"{"LR_POS_BASE": -1}"#).contains("LR_POS_BASE"));
+    assert!(error(r#"{"DEFAULT_ITERS": "many"}"#).contains("invalid type"));
+    assert!(error(r#"{"CAND_RADIUS_PROBES": 2}"#).contains("CAND_RADIUS_PROBES"));
+    assert!(error("{").contains("EOF"));
+    let shipped = std::fs::read_to_string(format!("{DATA}/training_config.json")).unwrap();
+    assert_eq!(
+        TrainingConfig::from_json(&shipped).unwrap(),
+        TrainingConfig::default()
+    );
+    let partial = TrainingConfig::from_json(r#"{"DEFAULT_ITERS": 10}"#).unwrap();
+    assert_eq!(partial.default_iters, 10);
+    assert_eq!(partial.prune_freq, 40);
 }

@@ -1,15 +1,14 @@
-//! SAD fitting: the statistics, gradient and prune kernels against their host references, the
-//! budget solver against the reference's numbers, and whole fits (the step after the gradient
-//! pass, tau diffusion and Adam, is in `sad_step.rs`).
+//! SAD fitting: the statistics, gradient and prune kernels against their host references, and
+//! whole fits (the step after the gradient pass, tau diffusion and Adam, is in `sad_step.rs`;
+//! the training config and the budget solver are in `sad_files.rs`).
 
 mod common;
 
 use burn::tensor::{Device, Tensor, TensorData};
 use burn_sad::image::load_rgb;
 use burn_sad::sad::fit::{
-    FitError, FitOptions, Initialisation, Schedule, StatisticsKind, TargetImage, Trainer,
-    TrainingConfig, fit, prune_candidates, prune_sites, reference, site_statistics,
-    solve_target_bpp, squared_error_gradients, target_sites,
+    FitError, FitOptions, Initialisation, StatisticsKind, TargetImage, Trainer, TrainingConfig,
+    fit, prune_candidates, prune_sites, reference, site_statistics, squared_error_gradients,
 };
 use burn_sad::sad::{Candidates, RenderGeometry, SiteTable, render, render_reference};
 use burn_sad_kernels::sad::FIXED_LIMIT;
@@ -186,30 +185,6 @@ fn device_prune_selects_what_the_host_selects() {
     assert_eq!(untouched, values(sites), "a count of 0 prunes nothing");
 }
 
-#[test]
-fn budget_solver_reproduces_the_reference_numbers_for_kodak() {
-    // Spec §5.5: 768×512, shipped config (128 000 sites, capacity 128 000, 4000 iterations).
-    let config = TrainingConfig::default();
-    let schedule = Schedule::new(&config, config.default_sites, 768, 512);
-    for (bpp, sites, prune, final_sites) in [
-        (0.2, 614, 0.071644, 614),
-        (0.5, 1536, 0.059653, 1535),
-        (1.0, 3072, 0.050521, 3072),
-        (2.0, 6144, 0.041325, 6144),
-        (16.276042, 50000, 0.012977, 50000),
-    ] {
-        let solution = solve_target_bpp(bpp, 768, 512, &schedule);
-        assert_eq!(target_sites(bpp, 768, 512), sites);
-        assert_eq!(solution.target_sites, sites, "bpp {bpp}");
-        assert_eq!(solution.final_sites, final_sites, "bpp {bpp}");
-        assert!(
-            (solution.prune_rate - prune).abs() < 2e-6,
-            "bpp {bpp}: prune rate {} vs {prune}",
-            solution.prune_rate
-        );
-    }
-}
-
 fn small_config(iters: usize) -> TrainingConfig {
     TrainingConfig {
         default_iters: iters,
@@ -304,29 +279,6 @@ fn seeded_fits_are_deterministic_on_the_cpu_backend() {
     assert_eq!(first.psnr, second.psnr);
     let other = fit_crop(8, &flex);
     assert_ne!(first.sites, other.sites, "the seed changes the run");
-}
-
-#[test]
-fn config_errors_name_the_key() {
-    let error = |json: &str| match TrainingConfig::from_json(json) {
-        Err(FitError::Config(message)) => message,
-        other => panic!("{json}: expected a config error, got {other:?}"),
-    };
-    assert!(error(r#"{"PRUNE_PERCENTAGE": 0.1}"#).contains("PRUNE_PERCENTAGE"));
-    assert!(error(r#"{"PRUNE_PERCENTILE": 1.5}"#).contains("PRUNE_PERCENTILE"));
-    assert!(error(r#"{"BETA1": 1.0}"#).contains("BETA1"));
-    assert!(error(r#"{"LR_POS_BASE": -1}"#).contains("LR_POS_BASE"));
-    assert!(error(r#"{"DEFAULT_ITERS": "many"}"#).contains("invalid type"));
-    assert!(error(r#"{"CAND_RADIUS_PROBES": 2}"#).contains("CAND_RADIUS_PROBES"));
-    assert!(error("{").contains("EOF"));
-    let shipped = std::fs::read_to_string(format!("{DATA}/sad/training_config.json")).unwrap();
-    assert_eq!(
-        TrainingConfig::from_json(&shipped).unwrap(),
-        TrainingConfig::default()
-    );
-    let partial = TrainingConfig::from_json(r#"{"DEFAULT_ITERS": 10}"#).unwrap();
-    assert_eq!(partial.default_iters, 10);
-    assert_eq!(partial.prune_freq, 40);
 }
 
 #[test]

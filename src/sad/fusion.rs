@@ -59,6 +59,16 @@ fn stepped_and_lists<F, I>((sites, state, lists): (F, F, I)) -> Mixed<F, I, 2, 1
     }
 }
 
+/// The copied sites and state, lists, candidates and tick.
+fn copied_state<F, I>(
+    (sites, state, lists, candidates, tick): (F, F, I, I, I),
+) -> Mixed<F, I, 2, 3> {
+    Mixed {
+        floats: [sites, state],
+        ints: [lists, candidates, tick],
+    }
+}
+
 fn ids_shape(geometry: RenderGeometry) -> (Shape, DType) {
     (Shape::new([geometry.cells(), K]), DType::I32)
 }
@@ -329,40 +339,17 @@ impl<B: FusionBackend + SadBackend> SadBackend for Fusion<B> {
         iteration: Option<u32>,
     ) -> (Lazy<B>, Lazy<B>, Lazy<B>, Lazy<B>, Lazy<B>) {
         let shape = |t: &Lazy<B>| (t.shape.clone(), t.dtype);
-        let floats_out = [shape(&sites_into), shape(&state_into)];
-        let ints_out = [shape(&lists_into), shape(&candidates_into), shape(&tick)];
-        let out = register_op::<B, _, _, _, _>(
-            format!("burn_sad::sad_copy_state::{iteration:?}"),
-            Mixed {
-                floats: [sites, state, sites_into, state_into],
-                ints: [lists, candidates, lists_into, candidates_into, tick],
-            },
-            Mixed {
-                floats: floats_out,
-                ints: ints_out,
-            },
-            move |Mixed {
-                      floats: [sites, state, sites_into, state_into],
-                      ints: [lists, candidates, lists_into, candidates_into, tick],
-                  }| {
-                let (sites, state, lists, candidates, tick) = B::sad_copy_state(
-                    sites,
-                    state,
-                    lists,
-                    candidates,
-                    sites_into,
-                    state_into,
-                    lists_into,
-                    candidates_into,
-                    tick,
-                    iteration,
-                );
-                Mixed {
-                    floats: [sites, state],
-                    ints: [lists, candidates, tick],
-                }
-            },
-        );
+        let [sites_out, state_out] = [&sites_into, &state_into].map(shape);
+        let [lists_out, candidates_out, tick_out] =
+            [&lists_into, &candidates_into, &tick].map(shape);
+        let out = queue!(format!("burn_sad::sad_copy_state::{iteration:?}");
+        floats [sites, state, sites_into, state_into],
+        ints [lists, candidates, lists_into, candidates_into, tick]
+            => [sites_out, state_out], [lists_out, candidates_out, tick_out];
+        copied_state(B::sad_copy_state(
+            sites, state, lists, candidates, sites_into, state_into, lists_into,
+            candidates_into, tick, iteration,
+        )));
         let [sites, state] = out.floats;
         let [lists, candidates, tick] = out.ints;
         (sites, state, lists, candidates, tick)

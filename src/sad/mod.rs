@@ -17,6 +17,7 @@ mod error;
 mod file;
 pub mod fit;
 mod fusion;
+mod hilbert;
 #[cfg(feature = "cube")]
 mod launch;
 mod reference;
@@ -29,9 +30,10 @@ mod view_transform;
 mod views;
 
 pub use backend::{PassConfig, RenderGeometry, SadBackend, SiteRecordKind};
-pub use candidates::{Candidates, HilbertOrder, PropagationOptions, jump_for_pass};
+pub use candidates::{Candidates, PropagationOptions, jump_for_pass};
 pub use error::{SadError, SitesFileError};
 pub use file::{HEADER, format_g9, parse_sites, read_sites, sites_to_string, write_sites};
+pub use hilbert::HilbertOrder;
 pub use reference::{
     blend_at, cell_of_pixel, exact_candidates, f16_bits, f16_to_f32, jump_flood_reference,
     pack_sites_reference, ranking_key, ranking_view, render_reference, site_score,

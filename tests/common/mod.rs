@@ -60,6 +60,36 @@ pub fn value_and_grads<const D: usize>(
     (value, ga, gb)
 }
 
+/// Checks the gradients `analytic` (one per input, of `UPSTREAM · loss`, as
+/// `value_and_grads` returns them) against central differences of `loss_of` (in f64, on the f32
+/// op) at `indices` of both inputs `bases`, with a step of 10⁻²; `what` names an element
+/// ("pixel", "voxel") in the message.
+pub fn assert_matches_central_differences(
+    loss_of: impl Fn(&[f32], &[f32]) -> f64,
+    bases: [&[f32]; 2],
+    analytic: [&[f32]; 2],
+    indices: &[usize],
+    what: &str,
+) {
+    let eps = 1e-2f32;
+    for &index in indices {
+        for which in 0..2 {
+            let mut plus = bases.map(<[f32]>::to_vec);
+            let mut minus = plus.clone();
+            plus[which][index] += eps;
+            minus[which][index] -= eps;
+            let numeric =
+                (loss_of(&plus[0], &plus[1]) - loss_of(&minus[0], &minus[1])) / (2.0 * eps as f64);
+            let analytic = (analytic[which][index] / UPSTREAM) as f64;
+            assert!(
+                (numeric - analytic).abs() <= 2e-5 + 3e-2 * analytic.abs(),
+                "input {} {what} {index}: finite difference {numeric}, analytic {analytic}",
+                which + 1
+            );
+        }
+    }
+}
+
 /// Reads a tensor back as f32 values.
 pub fn values<const D: usize>(tensor: Tensor<D>) -> Vec<f32> {
     tensor.try_to_vec_as::<f32>().expect("readable tensor")

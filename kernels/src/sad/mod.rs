@@ -30,6 +30,7 @@ mod clock;
 #[allow(missing_docs)] // CubeCL-generated launch items: see the crate root.
 mod half;
 mod lists;
+mod plane_runs;
 #[allow(missing_docs)] // CubeCL-generated launch items: see the crate root.
 mod prune;
 mod ranked;
@@ -64,6 +65,7 @@ pub use clock::{
     clock_value, copy_state_kernel,
 };
 pub use half::{f16_bits, f16_value};
+pub use plane_runs::PlaneSums;
 pub use prune::{
     RADIX_BINS, SELECT_STATE, prune_choose_kernel, prune_histogram_kernel, prune_mark_kernel,
     prune_start_kernel,

@@ -5,11 +5,12 @@ use cubecl::prelude::*;
 
 use super::blend::{blend_weights, blended_colour, slot_score, slot_weight};
 use super::lists::{cell_id, cell_ids};
+use super::plane_runs::{PlaneSums, accumulate_plane};
 use super::record::{RECORD_WORDS, read_colour, read_site};
 use super::render::cell_of_pixel;
 use super::statistics::{removal_delta, slot_share};
 use super::table_sums::TableSums;
-use super::tile_hash::{TileHash, accumulate, accumulate_plane, flush};
+use super::tile_hash::{TileHash, accumulate, flush};
 use super::{COLOR, DIRECTION, K, LOG_ANISO, LOG_TAU, POSITION, RADIUS, SITE_PARAMS};
 
 /// What [`render_backward_kernel()`] adds per site besides the gradient.
@@ -51,9 +52,9 @@ impl BackwardOutputs {
 /// Contributions are first summed per tile in a shared-memory hash table keyed by site id
 /// (neighbouring pixels share most of their candidates), and each occupied entry is flushed
 /// with one global atomic add per column (see `TileHash`; `sums` is the table's form, see
-/// [`TableSums`]). With `plane_sums`, runs of
-/// neighbouring lanes that hold the same site in a slot are summed with plane shuffles first
-/// (see `accumulate_plane`). With `sorted_slots` the loop visits the list's distinct sites in
+/// [`TableSums`]). Unless `plane_sums` is [`PlaneSums::Off`], runs of neighbouring lanes that
+/// hold the same site in a slot are summed with plane shuffles first, their runs found as it
+/// says (see `accumulate_plane`). With `sorted_slots` the loop visits the list's distinct sites in
 /// increasing id order instead, each once with its contribution scaled by the number of slots
 /// that hold it: neighbouring pixels usually hold the same sites in another rank order, and in
 /// id order they reach a shared site at the same step, so the runs the plane sums add up are
@@ -83,7 +84,7 @@ pub fn render_backward_kernel<F: Float, N: Size>(
     inv_scale_sq: f32,
     #[comptime] outputs: BackwardOutputs,
     #[comptime] sums: TableSums,
-    #[comptime] plane_sums: bool,
+    #[comptime] plane_sums: PlaneSums,
     #[comptime] sorted_slots: bool,
     #[comptime] _min_cubes_per_sm: u32,
     #[comptime] _full_plane_masks: bool,
@@ -216,10 +217,21 @@ pub fn render_backward_kernel<F: Float, N: Size>(
                 }
             }
         }
-        if comptime![plane_sums] {
-            accumulate_plane::<F>(&hash, grads, live, site, &contribution, columns, sums);
-        } else if live {
-            accumulate::<F>(&hash, grads, site, &contribution, columns, sums);
+        if comptime![plane_sums == PlaneSums::Off] {
+            if live {
+                accumulate::<F>(&hash, grads, site, &contribution, columns, sums);
+            }
+        } else {
+            accumulate_plane::<F>(
+                &hash,
+                grads,
+                live,
+                site,
+                &contribution,
+                columns,
+                sums,
+                plane_sums,
+            );
         }
     }
 

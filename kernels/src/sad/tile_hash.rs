@@ -12,7 +12,7 @@ use super::table_sums::{
 /// Hash-table entries per tile, one per unit.
 const SLOTS: usize = TILE * TILE;
 /// An empty entry.
-const FREE: u32 = u32::MAX;
+pub(super) const FREE: u32 = u32::MAX;
 /// Linear probes before a contribution goes straight to global memory.
 const PROBES: usize = 8;
 
@@ -218,75 +218,5 @@ fn add_bits(cells: &Shared<[Atomic<u32>]>, index: usize, value: f32) {
         } else {
             expected = seen;
         }
-    }
-}
-
-/// [`accumulate`] for a whole plane (warp) at once: every unit of the plane must call it, `live`
-/// or not. Lanes holding the same `site` in a run of consecutive lanes (neighbouring pixels
-/// usually rank the same site in the same slot) first sum their contributions with shuffles,
-/// and only the run's last lane adds the sum to the table. This replaces up to a run's worth of
-/// conflicting shared-memory atomics on one entry by a few shuffles per channel. Planes without
-/// any such run add lane by lane.
-#[cube]
-pub fn accumulate_plane<F: Float>(
-    hash: &TileHash<F>,
-    out: &mut Tensor<Atomic<F>>,
-    live: bool,
-    site: usize,
-    contribution: &Array<F>,
-    #[comptime] channels: usize,
-    #[comptime] sums: TableSums,
-) {
-    let lane = UNIT_POS_PLANE;
-    let id = if live { site as u32 } else { FREE };
-    let before = plane_shuffle_up(id, 1u32);
-    let mut totals = Array::<F>::new(channels);
-    #[unroll]
-    for c in 0..channels {
-        totals[c] = contribution[c];
-    }
-    // Whether this lane adds `totals` to the table: every live lane, unless runs are summed.
-    let mut adds = live;
-    // A uniform decision: every lane of the plane must take the same branch, as the branch
-    // shuffles.
-    if plane_any(live && lane > 0 && before == id) {
-        let after = plane_shuffle_down(id, 1u32);
-        let last = lane + 1 == PLANE_DIM || after != id;
-        // First lane of this lane's run: a max-scan of the runs' head lanes.
-        let mut start = if lane == 0 || before != id {
-            lane
-        } else {
-            0u32
-        };
-        let mut delta = 1u32;
-        while delta < PLANE_DIM {
-            let seen = plane_shuffle_up(start, delta);
-            if lane >= delta {
-                start = u32::max(start, seen);
-            }
-            delta *= 2;
-        }
-        // Segmented inclusive sum: the run's last lane ends up with the run's total. Only as
-        // many doubling steps as the plane's longest run needs: where sites are dense, runs are
-        // 2–4 lanes long and one or two steps of `channels` shuffles do instead of five.
-        let run = if live { lane + 1 - start } else { 1u32 };
-        let longest = plane_max(run);
-        delta = 1u32;
-        while delta < longest {
-            let take = lane >= start + delta;
-            #[unroll]
-            for c in 0..channels {
-                let other = plane_shuffle_up(totals[c], delta);
-                if take {
-                    totals[c] += other;
-                }
-            }
-            delta *= 2;
-        }
-        adds = live && last;
-    }
-    // One call for both cases, so that all adding lanes run the same copy of the adds.
-    if adds {
-        accumulate::<F>(hash, out, site, &totals, channels, sums);
     }
 }

@@ -5,13 +5,43 @@
 use std::sync::OnceLock;
 
 use burn_cubecl::tensor::CubeTensor;
-use burn_sad_kernels::sad::TableSums;
+use burn_sad_kernels::sad::{PlaneSums, TableSums};
+use cubecl::ir::features::AtomicUsage;
+use cubecl::ir::{ElemType, FloatKind, Type};
 
 use crate::launch::switch;
 
-/// Whether the runtime has float atomics in shared memory (CUDA and HIP do; WGSL does not).
+/// Whether the runtime has float atomics in shared memory: CUDA and HIP do; WGSL does not;
+/// CubeCL's SPIR-V compiler (`wgpu<spirv>`, the `vulkan` feature) does where the device adds
+/// f32 atomically. There they are also the only correct form measured: the compare-exchange
+/// loops of [`TableSums::Bits`] lose updates on Mesa's lavapipe (32 units of one workgroup
+/// adding 1 sixteen times to each of two shared words by compare-exchange left 5 in each
+/// through SPIR-V, 16 through WGSL on the same device; a render's gradient came back mostly
+/// zero). The loop's SPIR-V is valid; where it differs from naga's is that pliron-spirv 0.16
+/// makes a loop's whole body its continue construct, the likely trigger.
 fn native_shared_atomics(tensor: &CubeTensor) -> bool {
-    matches!(tensor.client.name(), "cuda" | "hip")
+    match tensor.client.name() {
+        "cuda" | "hip" => true,
+        "wgpu<spirv>" => {
+            let native = tensor
+                .client
+                .properties()
+                .atomic_type_usage(Type::atomic(ElemType::Float(FloatKind::F32)))
+                .contains(AtomicUsage::Add);
+            if !native {
+                static WARNED: std::sync::Once = std::sync::Once::new();
+                WARNED.call_once(|| {
+                    eprintln!(
+                        "warning: this Vulkan device has no f32 atomic add; the SAD backward's \
+                         compare-exchange sums may lose updates through cubecl's SPIR-V \
+                         compiler (see the README): prefer the default `wgpu` feature"
+                    )
+                });
+            }
+            native
+        }
+        _ => false,
+    }
 }
 
 /// The environment variable that turns the fixed-point table sums of the squared-error
@@ -37,11 +67,25 @@ pub(super) fn table_sums(tensor: &CubeTensor, fixed_scale: bool) -> TableSums {
 /// where they would otherwise be chosen, for measuring both.
 pub const PLANE_SUMS_ENV: &str = "BURN_SAD_PLANE_SUMS";
 
-/// Whether the backward sums runs of equal sites across a plane before its shared-memory
-/// atomics: on CUDA and HIP, whose shuffles every unit reaches (WGSL subgroups are optional).
-pub(super) fn plane_sums(tensor: &CubeTensor) -> bool {
+/// The environment variable that makes the backward's plane sums find their runs from one
+/// ballot (`1`, [`PlaneSums::Ballot`]) instead of shuffle scans (`0` or unset,
+/// [`PlaneSums::Scan`]), for measuring both: the ballot form has fewer instructions, and stays
+/// off by default until a GPU run has measured it.
+pub const BALLOT_RUNS_ENV: &str = "BURN_SAD_BALLOT_RUNS";
+
+/// How the backward sums runs of equal sites across a plane before its shared-memory atomics
+/// (see [`PlaneSums`]): on CUDA and HIP, whose shuffles every unit reaches (WGSL subgroups are
+/// optional), and elsewhere only when [`PLANE_SUMS_ENV`] asks.
+pub(super) fn plane_sums(tensor: &CubeTensor) -> PlaneSums {
     static PLANE_SUMS: OnceLock<Option<bool>> = OnceLock::new();
-    switch(&PLANE_SUMS, PLANE_SUMS_ENV).unwrap_or_else(|| native_shared_atomics(tensor))
+    static BALLOT_RUNS: OnceLock<Option<bool>> = OnceLock::new();
+    if !switch(&PLANE_SUMS, PLANE_SUMS_ENV).unwrap_or_else(|| native_shared_atomics(tensor)) {
+        PlaneSums::Off
+    } else if switch(&BALLOT_RUNS, BALLOT_RUNS_ENV) == Some(true) {
+        PlaneSums::Ballot
+    } else {
+        PlaneSums::Scan
+    }
 }
 
 /// The environment variable that turns the backward's walk over a list's distinct sites in id
@@ -62,14 +106,14 @@ pub(super) fn sorted_slots() -> bool {
 pub const FULL_MASKS_ENV: &str = "BURN_SAD_FULL_MASKS";
 
 /// Whether the backward's plane operations take the whole plane as their member mask, where it
-/// has `plane_sums`: on CUDA (through the patched cubecl-llvm in `vendor/`), whose shuffles then
+/// has plane sums: on CUDA (through the patched cubecl-llvm in `vendor/`), whose shuffles then
 /// compile to single instructions instead of an active-mask vote, a move and a divergence check
 /// each. Sound because every unit of the backward reaches every plane operation (see
 /// `render_backward_kernel`). Registered once per process; the launch passes it as a
 /// compile-time argument, so the kernel cache keeps both forms apart.
-pub(super) fn full_plane_masks(tensor: &CubeTensor, plane_sums: bool) -> bool {
+pub(super) fn full_plane_masks(tensor: &CubeTensor, plane_sums: PlaneSums) -> bool {
     #[cfg(feature = "cuda")]
-    if plane_sums && tensor.client.name() == "cuda" {
+    if plane_sums != PlaneSums::Off && tensor.client.name() == "cuda" {
         static FULL: OnceLock<bool> = OnceLock::new();
         return *FULL.get_or_init(|| {
             static SWITCH: OnceLock<Option<bool>> = OnceLock::new();
