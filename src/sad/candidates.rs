@@ -5,9 +5,9 @@ use burn_sad_kernels::sad::{K, PACKED_WORDS};
 
 #[cfg(feature = "cube")]
 use super::PassConfig;
-use super::reference::{exact_candidates, pack_sites_reference};
 #[cfg(feature = "cube")]
 use super::ViewTransform;
+use super::reference::{exact_candidates, pack_sites_reference};
 use super::{HilbertOrder, RenderGeometry, RenderReadySites, SiteTable};
 #[cfg(feature = "cube")]
 use crate::device::uses_fused_kernels;
