@@ -3,7 +3,10 @@
 iterations, the shipped config. The reference fits them one after another, a process per image,
 as its Kodak script does; ours fits the folder with `sad fit DIR --jobs J` for each J given.
 Prints wall time, images/s, mean PSNR and the ratio of each run's wall time to the reference's,
-and how many images are more than 0.1 dB under the reference's PSNR.
+and how many images are more than 0.1 dB under the reference's PSNR. For each of our runs it
+also prints the busiest threads of the `sad` process (CPU seconds over wall seconds, sampled
+from /proc): CubeCL's device threads (DSU-… and DSD-…) dispatch every job's launches, so one
+near 1.0 says the run is bound by the host, not by the GPU.
 
 The photos: every colour photo scikit-image ships (astronaut, chelsea, coffee, rocket, both
 stereo_motorcycle views, and immunohistochemistry, retina and hubble_deep_field where the
@@ -18,7 +21,9 @@ Usage: dataset_bench.py --sad PATH --reference PATH --reference-root DIR --work 
 import csv
 import os
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -67,6 +72,51 @@ def make_photos(out: Path) -> list:
     return photos
 
 
+def thread_ticks(pid: int) -> dict:
+    """CPU clock ticks (user + system) of each live thread of `pid`, keyed by thread id, with
+    the thread's name."""
+    ticks = {}
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return ticks
+    for tid in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat") as stat:
+                text = stat.read()
+        except OSError:
+            continue  # the thread ended between the listing and the read
+        name = text[text.index("(") + 1:text.rindex(")")]
+        fields = text[text.rindex(")") + 2:].split()
+        # After the name: state is field 3 of stat(5); utime and stime are fields 14 and 15.
+        ticks[tid] = (name, int(fields[11]) + int(fields[12]))
+    return ticks
+
+
+def run_sampling_threads(command, env):
+    """Runs a command like fit_table.run, sampling its threads' CPU time every 0.2 s; returns
+    (stdout, wall seconds, [(thread name, CPU s / wall s)] busiest first). A thread that ends
+    between samples loses at most its last 0.2 s."""
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        start = time.perf_counter()
+        process = subprocess.Popen(command, env=env, stdout=out, stderr=err, text=True)
+        seen = {}
+        while process.poll() is None:
+            seen.update(thread_ticks(process.pid))
+            time.sleep(0.2)
+        wall = time.perf_counter() - start
+        out.seek(0)
+        err.seek(0)
+        text = out.read()
+        if process.returncode != 0:
+            sys.stderr.write(text + err.read())
+            raise SystemExit(f"failed ({process.returncode}): {' '.join(map(str, command))}")
+    per_tick = os.sysconf("SC_CLK_TCK")
+    busy = sorted(((name, ticks / per_tick / wall) for name, ticks in seen.values()),
+                  key=lambda pair: -pair[1])
+    return text, wall, busy
+
+
 def main():
     parser = fit_table.race_parser()
     # Each entry: J, or J:NAME=VALUE[,NAME=VALUE...] to run `--jobs J` with those variables
@@ -102,7 +152,7 @@ def main():
         command = [args.sad, "--device", "cuda", "fit", str(args.work / "dataset"),
                    "--target-bpp", str(args.bpp), "--iters", "4000", "--log-freq", "1000",
                    "--jobs", jobs, "--force", "--out-dir", str(out)]
-        text, wall = fit_table.run(command, env=env)
+        text, wall, busy = run_sampling_threads(command, env)
         with open(out / "results.csv") as table:
             rows = {row["name"]: row for row in csv.DictReader(table)}
         deltas = [float(rows[p.name]["psnr"]) - reference[p.name]["psnr"] for p in photos]
@@ -112,6 +162,8 @@ def main():
         print(f"| ours, {label} | {wall:.2f} | {len(photos) / wall:.3f} | {psnr:.3f} | "
               f"{wall / ref_wall:.2f} | {under} of {len(photos)} | {min(deltas):+.3f} |",
               flush=True)
+        print("  busiest threads (CPU s / wall s): "
+              + ", ".join(f"{name} {share:.2f}" for name, share in busy[:4]), flush=True)
 
 
 if __name__ == "__main__":
