@@ -19,6 +19,8 @@
 //!   forward + backward (the separable 11-tap window over five maps and the SSIM formula; the
 //!   backward recomputes the forward, then filters three maps), and of the bytes that must move:
 //!   both images read (8 B) to infer, both read twice and the gradient written (20 B) to train.
+//! - `--only KEY` times just the row with that key (`1x3x2160x3840`, `l1ssim-…`), e.g. under a
+//!   profiler.
 //! - The device comes from `$BURN_SAD_DEVICE` (default: the best available).
 //!
 //! Times are synchronised wall time: warm-up, then `iters` back-to-back steps, then a device
@@ -99,6 +101,8 @@ struct Args {
     iters: usize,
     baseline: Option<String>,
     reference: bool,
+    /// The one row to time (its key), if given.
+    only: Option<String>,
     /// Peak f32 flop/s (in TFLOP/s) and memory bandwidth (TB/s) of the roofline lines.
     peaks: (f64, f64),
 }
@@ -109,6 +113,7 @@ fn parse_args() -> Args {
         iters: 50,
         baseline: None,
         reference: true,
+        only: None,
         peaks: (67.0, 4.8),
     };
     let mut it = std::env::args().skip(1);
@@ -118,6 +123,7 @@ fn parse_args() -> Args {
             "--no-reference" => args.reference = false,
             "--iters" => args.iters = it.next().and_then(|v| v.parse().ok()).expect("--iters N"),
             "--baseline" => args.baseline = it.next(),
+            "--only" => args.only = it.next(),
             "--peaks" => {
                 let value = it.next().unwrap_or_default();
                 let (flops, bytes) = value.split_once(',').expect("--peaks TFLOPS,TBPS");
@@ -223,7 +229,11 @@ fn main() {
         ));
     }
     let mut roofline = Vec::new();
+    let wanted = |key: &str| args.only.as_deref().is_none_or(|only| only == key);
     for (key, shape, op, reference_op) in rows {
+        if !wanted(&key) {
+            continue;
+        }
         let (train, infer) = bench_row(
             &key,
             shape,
@@ -244,6 +254,9 @@ fn main() {
     };
     for &shape in volumes {
         let key = label(&shape);
+        if !wanted(&key) {
+            continue;
+        }
         let (op, reference_op) = (fused_ssim3d as SsimFn<5>, ssim3d_reference as SsimFn<5>);
         bench_row(
             &key,

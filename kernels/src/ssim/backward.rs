@@ -20,7 +20,7 @@ use super::{COLUMNS, COVARIANCE_SLOT, GradTargets, SIGMA_SQ_SLOT, StripLayout};
 /// - With `blur_only`, the kernel is the in-slice stage of the 3D backward instead: it writes
 ///   the XY-blurred partial maps as a `[partial_count, planes·height·width]` stack into `grads`
 ///   (`img1`, `img2`, `upstream` and the scales are then unused).
-#[cube(launch)]
+#[cube(launch, launch_unchecked)]
 #[allow(clippy::too_many_arguments)]
 pub fn ssim_backward_kernel<F: Float>(
     img1: &Tensor<F>,

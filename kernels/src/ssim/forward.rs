@@ -30,7 +30,7 @@ const STATS: usize = 5;
 ///
 /// Launch with a `(COLUMNS, layout.strips)` cube and a
 /// `(⌈W / COLUMNS⌉, ⌈H / layout.tile_rows()⌉, planes)` grid.
-#[cube(launch)]
+#[cube(launch, launch_unchecked)]
 #[allow(clippy::too_many_arguments)]
 pub fn ssim_forward_kernel<F: Float>(
     img1: &Tensor<F>,

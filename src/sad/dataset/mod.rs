@@ -187,9 +187,12 @@ pub fn fit_many(
     let workers = (jobs * devices.len()).min(images.len().max(1));
     let mut fit = options.fit.clone();
     // With several in flight, every iteration is launched op by op. Their recordings could take
-    // turns (see `capture_gate`), but on the H200 four fits in flight took 17.3 s for issue 11's
-    // 24 photos with replayed iterations against 15.6 s op by op, in one command.
-    fit.replay &= workers == 1;
+    // turns (see `capture_gate`), but on the H200 six fits in flight took 14.44 s for issue 11's
+    // 24 photos with replayed iterations against 12.64 s op by op, in one command (and 12.83 s
+    // against 12.03 stepping in place on replay buffers without recording them, in another).
+    // `BURN_SAD_REPLAY=1` replays them anyway, to measure that again.
+    let replay_asked = std::env::var(crate::sad::fit::REPLAY_ENV).as_deref() == Ok("1");
+    fit.replay &= workers == 1 || replay_asked;
     // Worker w fits on device w mod n, so that every device gets its share of workers.
     let worker = |w: usize| Worker {
         images,
@@ -211,8 +214,15 @@ pub fn fit_many(
         work(0);
     } else {
         std::thread::scope(|scope| {
+            let mut spawned = 0;
             for w in 0..workers {
-                scope.spawn(move || work(w));
+                // Named, so that a profiler or /proc tells the workers from CubeCL's threads.
+                let named = std::thread::Builder::new().name(format!("sad-fit-{w}"));
+                // A thread the system refuses leaves its images to the other workers.
+                spawned += usize::from(named.spawn_scoped(scope, move || work(w)).is_ok());
+            }
+            if spawned == 0 {
+                work(0);
             }
         });
     }

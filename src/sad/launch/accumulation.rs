@@ -68,9 +68,10 @@ pub(super) fn table_sums(tensor: &CubeTensor, fixed_scale: bool) -> TableSums {
 pub const PLANE_SUMS_ENV: &str = "BURN_SAD_PLANE_SUMS";
 
 /// The environment variable that makes the backward's plane sums find their runs from one
-/// ballot (`1`, [`PlaneSums::Ballot`]) instead of shuffle scans (`0` or unset,
-/// [`PlaneSums::Scan`]), for measuring both: the ballot form has fewer instructions, and stays
-/// off by default until a GPU run has measured it.
+/// ballot (`1`, [`PlaneSums::Ballot`]) or from shuffle scans (`0`, [`PlaneSums::Scan`]), for
+/// measuring both. Unset, CUDA takes the ballot (on the H200 it took 5 % off issue 11's data
+/// set and as much or nothing off single fits; see the README) and the other runtimes the scan,
+/// which no GPU run has compared there.
 pub const BALLOT_RUNS_ENV: &str = "BURN_SAD_BALLOT_RUNS";
 
 /// How the backward sums runs of equal sites across a plane before its shared-memory atomics
@@ -81,7 +82,7 @@ pub(super) fn plane_sums(tensor: &CubeTensor) -> PlaneSums {
     static BALLOT_RUNS: OnceLock<Option<bool>> = OnceLock::new();
     if !switch(&PLANE_SUMS, PLANE_SUMS_ENV).unwrap_or_else(|| native_shared_atomics(tensor)) {
         PlaneSums::Off
-    } else if switch(&BALLOT_RUNS, BALLOT_RUNS_ENV) == Some(true) {
+    } else if switch(&BALLOT_RUNS, BALLOT_RUNS_ENV).unwrap_or(tensor.client.name() == "cuda") {
         PlaneSums::Ballot
     } else {
         PlaneSums::Scan

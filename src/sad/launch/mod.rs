@@ -4,6 +4,7 @@
 //! are added on each runtime in `accumulation`, the backward's occupancy in `occupancy`.
 
 mod accumulation;
+mod adam;
 mod candidates;
 mod occupancy;
 mod prune;
@@ -279,7 +280,7 @@ impl SadBackend for CubeBackend {
         lambda: f32,
         passes: u32,
     ) -> (CubeTensor, CubeTensor, CubeTensor) {
-        train::diffuse_and_step(
+        adam::diffuse_and_step(
             sites,
             candidates,
             grads,
@@ -297,7 +298,7 @@ impl SadBackend for CubeBackend {
         state: CubeTensor,
         step: AdamStep,
     ) -> (CubeTensor, CubeTensor) {
-        train::adam_step(sites, grads, tau_grads, state, step)
+        adam::adam_step(sites, grads, tau_grads, state, step)
     }
 
     fn sad_step_in_place(

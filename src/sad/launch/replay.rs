@@ -10,7 +10,8 @@ use burn_sad_kernels::sad::{
 };
 use cubecl::{CubeCount, CubeDim};
 
-use super::train::{diffuse, launch_adam, tau_neighbours};
+use super::adam::launch_adam;
+use super::train::{diffuse, tau_neighbours};
 use super::{backward, capacity, expect_sites_and_lists, ids, site_grid};
 use crate::launch::{expect_dims, expect_len_at_least, launch_kernel};
 use crate::sad::RenderGeometry;

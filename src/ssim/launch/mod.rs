@@ -11,7 +11,7 @@ use cubecl::{CubeCount, CubeDim};
 mod volume;
 
 use super::{SsimBackend, SsimKernelConfig, backend::stacked_shape};
-use crate::launch::empty_contiguous;
+use crate::launch::{empty_contiguous, expect_dims, launch_kernel};
 use volume::{backward_volume, forward_volume};
 
 /// Shared memory a cube may use: the 32 KiB that Metal and most Vulkan drivers guarantee.
@@ -91,6 +91,8 @@ fn forward(
 ) -> (CubeTensor, CubeTensor) {
     let img1 = into_contiguous(img1);
     let img2 = into_contiguous(img2);
+    // The kernel reads both images at the same indices, unchecked.
+    expect_dims("fused_ssim", "img2", &img2, img1.shape().as_slice());
     // Both images are staged, interleaved.
     let layout = layout(true, config.radius, 2, img1.dtype.size());
     let geometry = Geometry::of(&img1, layout);
@@ -100,7 +102,7 @@ fn forward(
         Some(targets) => empty_like(&img1, stacked_shape(targets.partial_count(), &img1.shape())),
         None => empty_like(&img1, Shape::new([1])),
     };
-    ssim_forward_kernel::launch(
+    launch_kernel!(ssim_forward_kernel(
         &img1.client,
         geometry.count.clone(),
         geometry.dim,
@@ -123,7 +125,7 @@ fn forward(
         targets,
         false,
         dtype_to_storage_type(img1.dtype),
-    );
+    ));
     let value = reduce_tile_sums(tile_sums, config, geometry.planes);
     (value, partials)
 }
@@ -187,9 +189,29 @@ impl SsimBackend for CubeBackend {
             img1.dtype.size(),
         );
         let geometry = Geometry::of(&img1, layout);
+        // The kernel reads these at indices derived from img1's shape, unchecked.
+        expect_dims(
+            "fused_ssim backward",
+            "img2",
+            &img2,
+            img1.shape().as_slice(),
+        );
+        let stacked = stacked_shape(targets.partial_count(), &img1.shape());
+        expect_dims(
+            "fused_ssim backward",
+            "partials",
+            &partials,
+            stacked.as_slice(),
+        );
+        let upstream_len = if config.per_plane { geometry.planes } else { 1 };
+        assert!(
+            upstream.shape().num_elements() == upstream_len,
+            "fused_ssim backward: the upstream gradient has {} values, expected {upstream_len}",
+            upstream.shape().num_elements()
+        );
         let grads = empty_like(&img1, stacked_shape(targets.grad_count(), &img1.shape()));
         let (ssim_scale, l1_scale) = config.scales(&img1.shape());
-        ssim_backward_kernel::launch(
+        launch_kernel!(ssim_backward_kernel(
             &img1.client,
             geometry.count,
             geometry.dim,
@@ -210,7 +232,7 @@ impl SsimBackend for CubeBackend {
             targets,
             false,
             dtype_to_storage_type(img1.dtype),
-        );
+        ));
         grads
     }
 }

@@ -10,6 +10,7 @@ use burn_sad_kernels::ssim::{
 use cubecl::{CubeCount, CubeDim};
 
 use super::{Geometry, empty_like, layout, reduce_tile_sums};
+use crate::launch::{expect_dims, launch_kernel};
 use crate::ssim::{SsimKernelConfig, backend::stacked_shape};
 
 /// Depth-stage tiling: 32 × 8 voxel columns per cube, 16 slices per unit (a 26-slice window
@@ -63,11 +64,13 @@ pub(super) fn forward_volume(
     let img1 = into_contiguous(img1);
     let img2 = into_contiguous(img2);
     let shape = img1.shape();
+    // The slice kernel reads both volumes at the same indices, unchecked.
+    expect_dims("fused_ssim3d", "img2", &img2, shape.as_slice());
     let layout = layout(true, config.radius, 2, img1.dtype.size());
     let slices = Geometry::of(&img1, layout);
     let moments = empty_like(&img1, stacked_shape(5, &shape));
     let unused = empty_like(&img1, Shape::new([1]));
-    ssim_forward_kernel::launch(
+    launch_kernel!(ssim_forward_kernel(
         &img1.client,
         slices.count,
         slices.dim,
@@ -90,7 +93,7 @@ pub(super) fn forward_volume(
         None,
         true,
         dtype_to_storage_type(img1.dtype),
-    );
+    ));
 
     let volume = DepthGeometry::of(&img1);
     let tile_sums = empty_like(&img1, Shape::new([volume.cubes]));
@@ -143,10 +146,18 @@ pub(super) fn backward_volume(
     let upstream = into_contiguous(upstream);
     let shape = img1.shape();
     let maps = targets.partial_count();
+    // The slice kernel reads the partial maps at indices of img1's shape, unchecked.
+    let stacked = stacked_shape(maps, &shape);
+    expect_dims(
+        "fused_ssim3d backward",
+        "partials",
+        &partials,
+        stacked.as_slice(),
+    );
     let layout = layout(false, config.radius, maps, img1.dtype.size());
     let slices = Geometry::of(&img1, layout);
     let blurred = empty_like(&img1, stacked_shape(maps, &shape));
-    ssim_backward_kernel::launch(
+    launch_kernel!(ssim_backward_kernel(
         &img1.client,
         slices.count,
         slices.dim,
@@ -167,7 +178,7 @@ pub(super) fn backward_volume(
         targets,
         true,
         dtype_to_storage_type(img1.dtype),
-    );
+    ));
 
     let volume = DepthGeometry::of(&img1);
     let grads = empty_like(&img1, stacked_shape(targets.grad_count(), &shape));

@@ -1,5 +1,6 @@
 //! The training loop of the reference trainer (`trainVoronoi`), one iteration at a time.
 
+mod clone;
 mod finish;
 mod phases;
 mod replay;

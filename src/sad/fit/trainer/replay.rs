@@ -28,7 +28,8 @@ use crate::sad::fit::step::NeighbourLists;
 use crate::sad::{Candidates, SadBackend};
 
 /// Set to `0` to run every iteration op by op, never from a recorded graph (for measuring the
-/// difference, or ruling graphs out).
+/// difference, or ruling graphs out); `1` replays with several fits in flight on a device too,
+/// which [`fit_many`](crate::sad::dataset::fit_many) otherwise runs op by op.
 pub const REPLAY_ENV: &str = "BURN_SAD_REPLAY";
 
 /// The longest fit whose clock table is kept on the device (12 bytes per iteration); longer
@@ -318,47 +319,4 @@ fn clock_table(trainer: &Trainer, device: &Device) -> Tensor<1> {
         })
         .collect();
     Tensor::from_data(TensorData::new(rows, [iters * CLOCK_COLUMNS]), device)
-}
-
-impl Clone for Trainer {
-    /// A trainer of its own: while this one works on the replay's buffers, the clone gets
-    /// copies of them, which this one's replays leave alone.
-    fn clone(&self) -> Self {
-        let (sites, state, tau_lists) = match &self.replayer {
-            Replayer::Ready {
-                replay,
-                loaded: true,
-            } => {
-                let (sites, state, lists) = replay.detached();
-                (sites, state, Some(NeighbourLists(lists)))
-            }
-            _ => (
-                self.sites.clone(),
-                self.state.clone(),
-                self.tau_lists.clone(),
-            ),
-        };
-        Self {
-            target: self.target.clone(),
-            target_tensor: self.target_tensor.clone(),
-            options: self.options.clone(),
-            schedule: self.schedule,
-            budget: self.budget,
-            geometry: self.geometry,
-            sites,
-            state,
-            candidates: self.candidates.clone(),
-            pending: self.pending.clone(),
-            tau_lists,
-            hilbert: self.hilbert.clone(),
-            allocated: self.allocated,
-            slots: self.slots,
-            active_estimate: self.active_estimate,
-            iteration: self.iteration,
-            per_pixel: self.per_pixel,
-            profile: self.profile.clone(),
-            replayer: self.replayer.clone(),
-            replayed: self.replayed,
-        }
-    }
 }

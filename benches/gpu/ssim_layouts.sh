@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# On the GPU machine, from the repository root: our SSIM train and infer times for one or more
+# bench rows under each strip layout given (`BURN_SAD_SSIM_LAYOUT=fwd_rows,fwd_strips,bwd_rows,
+# bwd_strips`; strips are halved where the staged tile would pass 32 KiB), from the CUDA build
+# of the fused_ssim bench (`$BIN/fused_ssim.xz`), to choose the defaults on a new GPU.
+#
+# Usage: BIN=dir bash benches/gpu/ssim_layouts.sh ROW_KEY[,ROW_KEY...] LAYOUT...
+#   e.g. ssim_layouts.sh 1x3x2160x3840,1x3x1080x1920 16,4,8,4 32,2,8,4 8,8,16,2
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+[ -x /tmp/fused_ssim_bench ] || { xz -dc "${BIN:-.bin}/fused_ssim.xz" >/tmp/fused_ssim_bench; chmod +x /tmp/fused_ssim_bench; }
+rows=$1
+shift
+echo "| layout | row | train ms | infer ms |"
+echo "|---|---|---|---|"
+for layout in "$@"; do
+  for row in ${rows//,/ }; do
+    BURN_SAD_DEVICE=cuda BURN_SAD_SSIM_LAYOUT=$layout /tmp/fused_ssim_bench --only "$row" \
+      --iters 50 --no-reference | awk -v l="$layout" -F'|' '$2 ~ /x/ {print "| " l " |" $2 "|" $3 "|" $4 "|"}'
+  done
+done
