@@ -8,14 +8,14 @@
 #   e.g. ssim_layouts.sh 1x3x2160x3840,1x3x1080x1920 16,4,8,4 32,2,8,4 8,8,16,2
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-[ -x /tmp/fused_ssim_bench ] || { xz -dc "${BIN:-.bin}/fused_ssim.xz" >/tmp/fused_ssim_bench; chmod +x /tmp/fused_ssim_bench; }
+source benches/gpu/ssim_bench_bin.sh
 rows=$1
 shift
 echo "| layout | row | train ms | infer ms |"
 echo "|---|---|---|---|"
 for layout in "$@"; do
   for row in ${rows//,/ }; do
-    BURN_SAD_DEVICE=cuda BURN_SAD_SSIM_LAYOUT=$layout /tmp/fused_ssim_bench --only "$row" \
+    BURN_SAD_DEVICE=cuda BURN_SAD_SSIM_LAYOUT=$layout "$ssim_bench" --only "$row" \
       --iters 50 --no-reference | awk -v l="$layout" -F'|' '$2 ~ /x/ {print "| " l " |" $2 "|" $3 "|" $4 "|"}'
   done
 done

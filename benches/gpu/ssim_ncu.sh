@@ -17,7 +17,7 @@ shift $(( $# > 0 ? 1 : 0 ))
 kernels=("$@")
 [ ${#kernels[@]} -gt 0 ] || kernels=(ssim_forward ssim_backward infer:ssim_forward)
 ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
-[ -x /tmp/fused_ssim_bench ] || { xz -dc "${BIN:-.bin}/fused_ssim.xz" >/tmp/fused_ssim_bench; chmod +x /tmp/fused_ssim_bench; }
+source benches/gpu/ssim_bench_bin.sh
 # The bench times 3 warm-up and ITERS training steps, then as many inference steps.
 iters=6
 for entry in "${kernels[@]}"; do
@@ -30,7 +30,7 @@ for entry in "${kernels[@]}"; do
   BURN_SAD_DEVICE=cuda timeout 300 "$ncu" "${page[@]}" --import-source no \
     --kernel-name "regex:$kernel" --launch-skip "$skip" --launch-count 1 \
     --cache-control none --clock-control none \
-    /tmp/fused_ssim_bench --only "$row" --iters "$iters" --no-reference 2>/dev/null \
+    "$ssim_bench" --only "$row" --iters "$iters" --no-reference 2>/dev/null \
     | grep -v "^==PROF==" >"$OUT/ssim-ncu-${entry/:/-}-$row.txt" || true
   if [ "${SASS:-0}" = 1 ]; then
     python3 benches/gpu/sass_summary.py "$OUT/ssim-ncu-${entry/:/-}-$row.txt"

@@ -22,7 +22,6 @@ for wheel in .whl/pytorch_msssim-*.whl; do
   [ -e "$wheel" ] && python3 -m pip install -q --no-deps "$wheel"
 done
 python3 benches/fused_ssim_baseline.py "$iters" | tee "$OUT/baseline.txt"
-xz -dc "${BIN:-.bin}/fused_ssim.xz" >/tmp/fused_ssim_bench
-chmod +x /tmp/fused_ssim_bench
-BURN_SAD_DEVICE=cuda /tmp/fused_ssim_bench --iters "$iters" --baseline "$OUT/baseline.txt" \
+source benches/gpu/ssim_bench_bin.sh
+BURN_SAD_DEVICE=cuda "$ssim_bench" --iters "$iters" --baseline "$OUT/baseline.txt" \
   | tee "$OUT/ssim_table.md"
