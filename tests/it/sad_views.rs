@@ -2,8 +2,8 @@
 //! file): the winner pass against its host reference, each view's colours against the same
 //! formulas on the host, and the CLI's view line and output.
 
-mod cli_support;
-mod common;
+use crate::cli_support;
+use crate::common;
 
 use burn::tensor::Tensor;
 use burn_sad::sad::{

@@ -3,7 +3,7 @@
 //! stock optimizer, and non-square images (candidate lists: `sad_candidates.rs`; sites files and
 //! render-only mode: `sad_files.rs`). Run on the device of `$BURN_SAD_DEVICE`.
 
-mod common;
+use crate::common;
 
 use burn::tensor::{Device, Distribution, Tensor, TensorData};
 use burn_sad::image::load_rgb;

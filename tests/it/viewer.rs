@@ -2,9 +2,8 @@
 //! buffer match the argument lists the page binds by, the server serves the page, the manifest
 //! and the two given files and nothing else, and `sad view` checks its inputs and exports the
 //! page. (The page itself runs in Chromium: `tests/browser/`.)
-#![cfg(feature = "wgpu")]
 
-mod cli_support;
+use crate::cli_support;
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};

@@ -2,7 +2,7 @@
 //! answer with exit code 0, and outputs that must be written as a unit (its messages and
 //! `--help`: `cli_messages.rs`).
 
-mod cli_support;
+use crate::cli_support;
 
 use std::path::Path;
 use std::process::Command;

@@ -2,7 +2,7 @@
 //! what is done, `--force`, shards merged by `sad results`, a bad image among good ones, and a
 //! run killed midway and resumed.
 
-mod cli_support;
+use crate::cli_support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -3,6 +3,6 @@
 //! runs. `plane_masks` needs nothing but the standard library, so its source and its tests build
 //! in this test crate as they are.
 
-#[path = "../vendor/cubecl-llvm/src/nvptx/plane_masks.rs"]
+#[path = "../../vendor/cubecl-llvm/src/nvptx/plane_masks.rs"]
 #[allow(dead_code, unreachable_pub)]
 mod plane_masks;

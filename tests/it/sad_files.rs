@@ -3,7 +3,7 @@
 //! name the line; the training config file and the budget solver it feeds against the
 //! reference's numbers. Run on the device of `$BURN_SAD_DEVICE`.
 
-mod common;
+use crate::common;
 
 use burn::tensor::{Int, Tensor};
 use burn_sad::image::load_rgb;

@@ -1,7 +1,7 @@
 //! `fused_ssim3d` against its plain-tensor reference, finite differences, a volume of real
 //! photo content and the bad-input matrix. Run on the device of `$BURN_SAD_DEVICE`.
 
-mod common;
+use crate::common;
 
 use burn::tensor::{Tensor, TensorData};
 use burn_sad::image::load_rgb;

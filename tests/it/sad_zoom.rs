@@ -4,8 +4,8 @@
 //! render of the moved sites, a zoomed-in view is a crop of a larger render (the diagram is
 //! magnified, not its pixels), and bad zooms are refused.
 
-mod cli_support;
-mod common;
+use crate::cli_support;
+use crate::common;
 
 use burn_sad::device::uses_fused_kernels;
 use burn_sad::sad::{

@@ -2,8 +2,8 @@
 //! kernels, PSNR and the initialisation count only the kept pixels, against plain references;
 //! and `sad fit` with a mask image and with a photo's alpha channel.
 
-mod cli_support;
-mod common;
+use crate::cli_support;
+use crate::common;
 
 use burn::tensor::{Device, Tensor, TensorData};
 use burn_sad::image::load_rgb;

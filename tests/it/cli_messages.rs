@@ -1,7 +1,7 @@
 //! `sad`'s messages: each error said once and in one line, a budget the schedule cannot reach
 //! as a warning that says why, and `sad fit --help` stating every key's shipped default.
 
-mod cli_support;
+use crate::cli_support;
 
 use std::process::Command;
 
@@ -138,7 +138,7 @@ fn fit_help_states_every_default_and_it_is_the_shipped_one() {
     let help = String::from_utf8_lossy(&out.stdout).replace('\n', " ");
     let help = help.split_whitespace().collect::<Vec<_>>().join(" ");
     let shipped: serde_json::Value =
-        serde_json::from_str(include_str!("data/sad/training_config.json")).unwrap();
+        serde_json::from_str(include_str!("../data/sad/training_config.json")).unwrap();
     let mut checked = 0;
     for (key, value) in shipped.as_object().unwrap() {
         // "(default 128 000, DEFAULT_SITES)" or "(default 0.01, DENSIFY_PERCENTILE; …)".

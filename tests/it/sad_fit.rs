@@ -2,7 +2,7 @@
 //! whole fits (the step after the gradient pass, tau diffusion and Adam, is in `sad_step.rs`;
 //! the training config and the budget solver are in `sad_files.rs`).
 
-mod common;
+use crate::common;
 
 use burn::tensor::{Device, Tensor, TensorData};
 use burn_sad::image::load_rgb;

@@ -1,7 +1,7 @@
 //! The fused L1+SSIM loss and MS-SSIM against their plain-tensor references, finite differences,
 //! a real photo pair and bad input.
 
-mod common;
+use crate::common;
 
 use burn::tensor::{Tensor, TensorData};
 use burn_sad::image::load_rgb;
@@ -132,7 +132,7 @@ fn ms_ssim_matches_reference() {
 fn ms_ssim_of_a_photo_matches_float64() {
     let device = device();
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data");
-    let row = include_str!("data/expected_ms_ssim.txt")
+    let row = include_str!("../data/expected_ms_ssim.txt")
         .lines()
         .find(|line| line.starts_with("astronaut_ms"))
         .expect("fixture row");

@@ -2,7 +2,7 @@
 //! host references and a hand-computed step, as separate ops and as the trainer's one op, and
 //! the neighbour lists one step keeps for the next.
 
-mod common;
+use crate::common;
 
 use burn::tensor::{Tensor, TensorData};
 use burn_sad::sad::fit::{

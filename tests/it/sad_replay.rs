@@ -2,7 +2,7 @@
 //! same iterations run op by op: the same sites, the clock of λ and the bias corrections moving
 //! with the iterations, and snapshots and clones that later replays leave alone.
 
-mod common;
+use crate::common;
 
 use burn::tensor::Device;
 use burn_sad::image::load_rgb;

@@ -2,7 +2,7 @@
 //! f16-rounded sites, and the ranking copy they rank from against the host's rounding. Run on
 //! the device of `$BURN_SAD_DEVICE`.
 
-mod common;
+use crate::common;
 
 use burn::tensor::{Int, Tensor};
 use burn_sad::sad::{

@@ -1,7 +1,7 @@
 //! `fused_ssim` against its plain-tensor reference, finite differences, real photos and the
 //! bad-input matrix. Run on the device of `$BURN_SAD_DEVICE` (see `common::device`).
 
-mod common;
+use crate::common;
 
 use burn::tensor::Tensor;
 use burn_sad::image::load_rgb;
@@ -136,7 +136,7 @@ fn gradients_match_finite_differences() {
 /// Rows of `data/expected.txt`: name, then same/valid with the exact Gaussian, then same/valid
 /// with fused-ssim's float32 taps.
 fn expected_photo_values() -> Vec<(String, [f64; 4])> {
-    include_str!("data/expected.txt")
+    include_str!("../data/expected.txt")
         .lines()
         .filter(|line| !line.starts_with('#'))
         .map(|line| {

@@ -1,0 +1,27 @@
+//! Every integration test of burn-sad in one binary (one link per feature set instead of one per
+//! file): `cargo test --test it`, or a module's tests by their path, for example
+//! `cargo test --test it -- ssim:: sad_render::`. The device is `$BURN_SAD_DEVICE`'s (see
+//! `common::device`).
+
+mod cli_support;
+mod common;
+
+mod cli;
+mod cli_dataset;
+mod cli_edges;
+mod cli_messages;
+mod sad_candidates;
+mod sad_files;
+mod sad_fit;
+mod sad_mask;
+mod sad_render;
+mod sad_replay;
+mod sad_step;
+mod sad_views;
+mod sad_zoom;
+mod ssim;
+mod ssim3d;
+mod ssim_losses;
+mod vendor_patches;
+#[cfg(feature = "wgpu")]
+mod viewer;
