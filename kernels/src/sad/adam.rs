@@ -3,8 +3,8 @@
 use cubecl::prelude::*;
 
 use super::clock::{CLOCK_CORRECTION1, CLOCK_CORRECTION2, CLOCK_LAMBDA, clock_value};
+use super::layout::{COLOR, DIRECTION, LOG_ANISO, LOG_TAU, POSITION, RADIUS, SITE_PARAMS};
 use super::tau_diffusion::{TauNeighbours, jacobi_from_list};
-use super::{COLOR, DIRECTION, LOG_ANISO, LOG_TAU, POSITION, RADIUS, SITE_PARAMS};
 
 /// f32 values of optimiser state per site, in this order: position m (2) and v (1, shared by
 /// both axes), log τ m, v, radius m, v, colour m (3), v (3), direction m (2) and v (1, shared),

@@ -3,7 +3,7 @@
 
 use cubecl::prelude::*;
 
-use super::K;
+use super::layout::K;
 use super::lists::cell_ids;
 use super::record::{RECORD_WORDS, RecordSite, read_colour, read_site};
 use super::score::{Score, score_of};

@@ -6,10 +6,10 @@
 
 use cubecl::prelude::*;
 
+use super::layout::{EMPTY, K};
 use super::lists::{lane_of, vector_of};
 use super::ranked::{Ranked, empty_ranked, offer};
 use super::record::{LIVE_ABOVE, PACKED_WORDS, RANK_X, RECORD_WORDS};
-use super::{EMPTY, K};
 
 /// Marsaglia's xorshift32 step.
 #[cube]

@@ -4,7 +4,7 @@
 
 use cubecl::prelude::*;
 
-use super::K;
+use super::layout::K;
 
 /// The [`K`] ids of `cell`'s list (`candidates` in vectors of `N`), loaded once.
 #[cube]

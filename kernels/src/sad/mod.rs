@@ -29,6 +29,7 @@ mod candidates;
 mod clock;
 #[allow(missing_docs)] // CubeCL-generated launch items: see the crate root.
 mod half;
+mod layout;
 mod lists;
 mod plane_runs;
 #[allow(missing_docs)] // CubeCL-generated launch items: see the crate root.
@@ -65,6 +66,9 @@ pub use clock::{
     clock_value, copy_state_kernel,
 };
 pub use half::{f16_bits, f16_value};
+pub use layout::{
+    COLOR, DIRECTION, EMPTY, K, LOG_ANISO, LOG_TAU, POSITION, RADIUS, SITE_PARAMS, TILE,
+};
 pub use plane_runs::PlaneSums;
 pub use prune::{
     RADIX_BINS, SELECT_STATE, prune_choose_kernel, prune_histogram_kernel, prune_mark_kernel,
@@ -87,26 +91,3 @@ pub use view::{
     view_colour_kernel,
 };
 pub use winner::winner_kernel;
-
-/// Candidates per pixel.
-pub const K: usize = 8;
-/// f32 values per site.
-pub const SITE_PARAMS: usize = 10;
-/// An empty candidate slot.
-pub const EMPTY: i32 = -1;
-
-/// Column of position x in the site layout (y follows).
-pub const POSITION: usize = 0;
-/// Column of log τ.
-pub const LOG_TAU: usize = 2;
-/// Column of the radius.
-pub const RADIUS: usize = 3;
-/// Column of colour r (g and b follow).
-pub const COLOR: usize = 4;
-/// Column of direction x (y follows).
-pub const DIRECTION: usize = 7;
-/// Column of log anisotropy.
-pub const LOG_ANISO: usize = 9;
-
-/// Side of the square tile of pixels one render cube covers.
-pub const TILE: usize = 16;

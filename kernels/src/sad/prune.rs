@@ -12,7 +12,7 @@
 
 use cubecl::prelude::*;
 
-use super::{POSITION, SITE_PARAMS};
+use super::layout::{POSITION, SITE_PARAMS};
 
 /// Bins of one radix digit.
 pub const RADIX_BINS: usize = 256;

@@ -4,7 +4,7 @@
 
 use cubecl::prelude::*;
 
-use super::EMPTY;
+use super::layout::EMPTY;
 use super::record::read_site;
 use super::score::score_of;
 

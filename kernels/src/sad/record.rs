@@ -18,7 +18,7 @@
 use cubecl::prelude::*;
 
 use super::half::{f16_bits, f16_value};
-use super::{COLOR, DIRECTION, LOG_ANISO, LOG_TAU, POSITION, RADIUS, SITE_PARAMS};
+use super::layout::{COLOR, DIRECTION, LOG_ANISO, LOG_TAU, POSITION, RADIUS, SITE_PARAMS};
 
 /// u32 words per site of the ranking copy: 32 bytes, one L2 sector.
 pub const PACKED_WORDS: usize = 8;

@@ -2,8 +2,8 @@
 
 use cubecl::prelude::*;
 
-use super::K;
 use super::blend::blend_weights;
+use super::layout::K;
 use super::record::read_colour;
 
 /// The cell of the candidate grid that pixel (`x`, `y`) reads.

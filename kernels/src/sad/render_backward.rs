@@ -4,6 +4,7 @@
 use cubecl::prelude::*;
 
 use super::blend::{blend_weights, blended_colour, slot_score, slot_weight};
+use super::layout::{COLOR, DIRECTION, K, LOG_ANISO, LOG_TAU, POSITION, RADIUS, SITE_PARAMS};
 use super::lists::{cell_id, cell_ids};
 use super::plane_runs::{PlaneSums, accumulate_plane};
 use super::record::{RECORD_WORDS, read_colour, read_site};
@@ -11,7 +12,6 @@ use super::render::cell_of_pixel;
 use super::statistics::{removal_delta, slot_share};
 use super::table_sums::TableSums;
 use super::tile_hash::{TileHash, accumulate, flush};
-use super::{COLOR, DIRECTION, K, LOG_ANISO, LOG_TAU, POSITION, RADIUS, SITE_PARAMS};
 
 /// What [`render_backward_kernel()`] adds per site besides the gradient.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -2,8 +2,8 @@
 
 use cubecl::prelude::*;
 
+use super::layout::{POSITION, SITE_PARAMS};
 use super::record::RecordSite;
-use super::{POSITION, SITE_PARAMS};
 
 /// Intermediate quantities of one site's score at one point, kept for the gradient.
 #[derive(CubeType)]

@@ -2,8 +2,8 @@
 
 use cubecl::prelude::*;
 
-use super::K;
 use super::blend::{blend_weights, blended_colour};
+use super::layout::K;
 use super::lists::cell_ids;
 use super::record::read_colour;
 use super::render::cell_of_pixel;

@@ -4,8 +4,8 @@
 use cubecl::prelude::*;
 
 use super::clock::{CLOCK_LAMBDA, clock_value};
+use super::layout::{EMPTY, K, POSITION, SITE_PARAMS};
 use super::score::is_live;
-use super::{EMPTY, K, POSITION, SITE_PARAMS};
 
 /// The home row of a dead site's column in the neighbour lists, so that later passes skip it
 /// without loading its position.

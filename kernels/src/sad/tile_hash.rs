@@ -4,7 +4,7 @@
 
 use cubecl::prelude::*;
 
-use super::TILE;
+use super::layout::TILE;
 use super::table_sums::{
     SMALL_LIMIT, TableSums, fits_fixed, fixed_parts, fixed_value, small_fixed,
 };

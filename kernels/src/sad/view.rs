@@ -4,8 +4,8 @@
 
 use cubecl::prelude::*;
 
+use super::layout::{DIRECTION, LOG_ANISO, LOG_TAU, SITE_PARAMS};
 use super::record::{RANK_X, RECORD_WORDS};
-use super::{DIRECTION, LOG_ANISO, LOG_TAU, SITE_PARAMS};
 
 /// Per channel, the multiplier and offset of a cell's hash colour: `0.25 + 0.75 · h / 2¹⁶` with
 /// `h` the top 16 bits of `id · a + b` (wrapping u32 arithmetic; multipliers near 2³² over the

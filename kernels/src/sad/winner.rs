@@ -4,8 +4,8 @@
 use cubecl::prelude::*;
 
 use super::blend::blend_weights;
+use super::layout::{EMPTY, K};
 use super::render::cell_of_pixel;
-use super::{EMPTY, K};
 
 /// Writes `winners` (`[height, width]`, row-major) with the id of the live site of largest
 /// softmax weight in each pixel's blend (the first such slot where weights tie), or −1 where a
