@@ -8,7 +8,7 @@ use burn_sad_kernels::sad::{
 };
 
 use super::ViewerError;
-use super::kernels::{CELL_TILE, Common, ExportedKernel, F32, LINE_CUBE, VECTOR, export};
+use super::export::{CELL_TILE, Common, ExportedKernel, F32, LINE_CUBE, VECTOR, export};
 
 /// The candidate build's kernels, as `sad render` launches them.
 pub(super) fn candidate_kernels(c: &Common) -> Result<Vec<ExportedKernel>, ViewerError> {

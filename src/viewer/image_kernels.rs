@@ -7,7 +7,7 @@ use burn_sad_kernels::sad::{
 };
 
 use super::ViewerError;
-use super::kernels::{Common, ExportedKernel, F32, LINE_CUBE, VECTOR, export};
+use super::export::{Common, ExportedKernel, F32, LINE_CUBE, VECTOR, export};
 
 /// The image kernels, as `sad render` launches them.
 pub(super) fn image_kernels(c: &Common) -> Result<Vec<ExportedKernel>, ViewerError> {

@@ -3,12 +3,14 @@
 //! kernels, and the loopback server behind `sad view`.
 
 mod candidate_kernels;
+mod export;
 mod image_kernels;
 mod kernels;
 mod server;
 mod site;
 
-pub use kernels::{ExportedKernel, KernelArg, viewer_kernels};
+pub use export::{ExportedKernel, KernelArg};
+pub use kernels::viewer_kernels;
 pub use server::{SITES_NAME, TARGET_NAME, ViewerServer};
 pub use site::{MANIFEST, PAGE_FILES, PageFile, manifest_json, write_page};
 

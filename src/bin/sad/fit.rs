@@ -4,7 +4,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use burn::tensor::Device;
-use burn_sad::device::{memory_on_host, select_devices};
+use burn_sad::device::select_devices;
 use burn_sad::image::{
     ImageError, ImageFile, MAX_SIDE, check_writable_dir, encode_png, write_all_atomically,
 };
@@ -12,8 +12,8 @@ use burn_sad::sad::fit::{FitOptions, FitProgress, Initialisation, TargetImage, T
 use burn_sad::sad::sites_to_string;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::checks;
 use crate::fit_args::FitArgs;
+use crate::fit_checks::{check_fit_memory, max_side, scaled_note};
 use crate::render::read_sites_file;
 
 /// What every image is fitted with, from the flags.
@@ -39,42 +39,6 @@ fn fit_options(args: &FitArgs) -> Result<FitOptions> {
         fixed_rates: args.no_budget,
         replay: true,
     })
-}
-
-/// The largest image side `sad fit` reads: [`MAX_SIDE`], or MAX_DIM where that is larger.
-/// Photos with a side over MAX_DIM are scaled down to it, as the reference trainer does.
-pub fn max_side(options: &FitOptions) -> usize {
-    MAX_SIDE.max(options.config.effective_max_dim())
-}
-
-/// Refuses a photo whose decoding or fit would not fit in memory, from its header.
-pub fn check_fit_memory(file: &ImageFile, max_dim: usize, device: &Device) -> Result<()> {
-    let (width, height) = (file.width, file.height);
-    if file.size_within(max_dim) != (width, height) {
-        checks::check_memory(
-            &format!("decoding and scaling down a {width}×{height} photo"),
-            file.decode_bytes_within(max_dim),
-            1,
-            0,
-            false,
-        )?;
-    }
-    let (width, height) = file.size_within(max_dim);
-    checks::check_memory(
-        &format!("fitting a {width}×{height} image"),
-        (width * height) as u64,
-        checks::FIT_HOST_BYTES_PER_PIXEL,
-        checks::FIT_DEVICE_BYTES_PER_PIXEL,
-        memory_on_host(device),
-    )
-}
-
-/// The line `sad fit` prints on stderr when it scales a photo down.
-pub fn scaled_note(path: &str, from: (usize, usize), to: (usize, usize), max_dim: usize) -> String {
-    format!(
-        "note: {path}: {}×{} is scaled down to {}×{} (MAX_DIM = {max_dim}; --max-dim raises it)",
-        from.0, from.1, to.0, to.1
-    )
 }
 
 /// `sad fit`: one image, or a data set ([`crate::fit_many`]).

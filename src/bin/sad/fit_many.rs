@@ -8,8 +8,8 @@ use burn_sad::sad::dataset::{DatasetEvent, DatasetOptions, collect_images, fit_m
 use burn_sad::sad::fit::FitOptions;
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 
-use crate::fit::{check_fit_memory, max_side, scaled_note};
 use crate::fit_args::FitArgs;
+use crate::fit_checks::{check_fit_memory, max_side, scaled_note};
 
 /// Fits every image of the data set `args` names (or the shard's share), skipping those done
 /// before, prints a line per image and the summary, its last line `mean PSNR: <value> dB`;

@@ -4,6 +4,7 @@ mod checks;
 mod clock;
 mod fit;
 mod fit_args;
+mod fit_checks;
 mod fit_many;
 mod render;
 mod results;

@@ -1,0 +1,190 @@
+//! How one kernel becomes what the page runs: CubeCL's WGSL compiler on a kernel `sad render`
+//! launches, for a device it is not compiled on, with the argument list a WebGPU host binds by
+//! (`export!`).
+
+use std::sync::Arc;
+
+use cubecl::ir::{
+    AddressType, DeviceIdentity, ElemType, FloatKind, HardwareProperties, MemoryDeviceProperties,
+    features::Features,
+};
+use cubecl::prelude::*;
+use cubecl::wgpu::WgslCompiler;
+use cubecl::{Compiler, WgpuCompilationOptions};
+use serde::Serialize;
+
+use super::ViewerError;
+
+/// Units per side of the per-cell candidate kernels' cubes (as the library launches them).
+pub(super) const CELL_TILE: u32 = 16;
+/// Units of the per-site and per-pixel 1D kernels' cubes.
+pub(super) const LINE_CUBE: u32 = 256;
+/// Words per load of the site records and the candidate lists: 16-byte vectors.
+pub(super) const VECTOR: usize = 4;
+
+/// One argument of an exported kernel, in the order the kernel declares it.
+#[derive(Clone, Debug, Serialize)]
+pub struct KernelArg {
+    /// The kernel's name for it.
+    pub name: &'static str,
+    /// `tensor`, or the scalar's type: `usize` (u32 in WGSL), `u32`, `i32` or `f32`.
+    pub kind: &'static str,
+    /// A tensor's element type (`f32`, `u32`, `i32`); empty for a scalar.
+    pub element: &'static str,
+    /// Elements per load of a tensor (its WGSL array holds `vecN`s where > 1); 0 for a scalar.
+    pub vector: usize,
+}
+
+/// A kernel of the viewer: its WGSL and how to bind and launch it.
+#[derive(Clone, Debug, Serialize)]
+pub struct ExportedKernel {
+    /// The page's name for it.
+    pub name: &'static str,
+    /// The workgroup size the WGSL declares (the launch's cube dimensions).
+    pub workgroup: [u32; 3],
+    /// The arguments: tensors take bindings 0, 1, … in this order, and binding `tensors` is
+    /// the read-only `info` buffer of the scalars and the tensors' shapes (see the README's
+    /// viewer section for its layout).
+    pub args: Vec<KernelArg>,
+    /// The WGSL module.
+    pub wgsl: String,
+}
+
+pub(super) fn tensor(name: &'static str, element: &'static str, vector: usize) -> KernelArg {
+    KernelArg {
+        name,
+        kind: "tensor",
+        element,
+        vector,
+    }
+}
+
+pub(super) fn scalar(name: &'static str, kind: &'static str) -> KernelArg {
+    KernelArg {
+        name,
+        kind,
+        element: "",
+        vector: 0,
+    }
+}
+
+/// Properties of a device the WGSL is not compiled for: the kernels' expansion reads none of
+/// them, and the WGSL compiler takes no device.
+pub(super) fn offline_properties() -> Arc<DeviceProperties> {
+    Arc::new(DeviceProperties::new(
+        Features::default(),
+        MemoryDeviceProperties::new(u64::MAX, 256),
+        HardwareProperties {
+            load_width: 128,
+            vector_register_count: None,
+            plane_size_min: 32,
+            plane_size_max: 32,
+            max_bindings: 32,
+            max_shared_memory_size: 16_384,
+            max_cube_count: (u16::MAX as u32, u16::MAX as u32, u16::MAX as u32),
+            max_units_per_cube: 256,
+            max_cube_dim: (256, 256, 64),
+            num_streaming_multiprocessors: None,
+            num_tensor_cores: None,
+            min_tensor_cores_dim: None,
+            num_cpu_cores: None,
+            last_level_cache_size: None,
+            max_vector_size: VECTOR,
+            cube_mma_reserved_shared_memory: 0,
+        },
+        cubecl::profile::TimingMethod::Device,
+        DeviceIdentity {
+            name: "webgpu".to_string(),
+            fingerprint: "webgpu".to_string(),
+            physical: None,
+        },
+    ))
+}
+
+/// What every kernel's constructor takes first.
+pub(super) struct Common {
+    pub(super) properties: Arc<DeviceProperties>,
+    pub(super) target: Arc<TargetProperties>,
+}
+
+impl Common {
+    pub(super) fn settings(&self, workgroup: [u32; 3]) -> KernelSettings {
+        let dim = CubeDim::new_3d(workgroup[0], workgroup[1], workgroup[2]);
+        // Unchecked, as the library launches them: the browser bounds-checks every access.
+        KernelSettings::new(*dim, ExecutionMode::Unchecked, AddressType::U32)
+    }
+}
+
+pub(super) fn t() -> TensorCompilationArg {
+    TensorCompilationArg {
+        meta: TensorMetaCompilationArg { len: (), rank: () },
+        buffer: BufferCompilationArg { inplace: None },
+    }
+}
+
+pub(super) const F32: ElemType = ElemType::Float(FloatKind::F32);
+
+pub(super) fn compile(
+    name: &'static str,
+    workgroup: [u32; 3],
+    args: Vec<KernelArg>,
+    kernel: impl CubeKernel,
+) -> Result<ExportedKernel, ViewerError> {
+    let definition = kernel.define();
+    let shader = WgslCompiler
+        .compile(definition, &WgpuCompilationOptions::default())
+        .map_err(|error| ViewerError::Compile {
+            kernel: name,
+            reason: format!("{error:?}"),
+        })?;
+    Ok(ExportedKernel {
+        name,
+        workgroup,
+        args,
+        wgsl: shader.to_string(),
+    })
+}
+
+/// One kernel of the viewer, its arguments stated once: `export!(common, NAME, WORKGROUP,
+/// Kernel; [arg: T(element, vector), arg: usize|u32|i32|f32, ...]; comptime values...)` gives
+/// the [`ExportedKernel`] (a `Result`), building both the page's argument list and the kernel's
+/// constructor from that one list, in the kernel's argument order.
+macro_rules! export {
+    ($common:expr, $name:expr, $workgroup:expr, $kernel:ty;
+        [$($arg:ident: $kind:ident $(($element:ident, $vector:expr))?),* $(,)?];
+        $($comptime:expr),* $(,)?) => {{
+        let workgroup: [u32; 3] = $workgroup;
+        let args = vec![$($crate::viewer::export::describe!($arg $kind $(($element, $vector))?)),*];
+        let kernel = <$kernel>::new(
+            $common.settings(workgroup),
+            $common.properties.clone(),
+            $common.target.clone(),
+            $($crate::viewer::export::compilation_arg!($kind)),*,
+            $($comptime),*
+        );
+        $crate::viewer::export::compile($name, workgroup, args, kernel)
+    }};
+}
+
+/// The page's description of one argument of [`export!`].
+macro_rules! describe {
+    ($arg:ident T($element:ident, $vector:expr)) => {
+        $crate::viewer::export::tensor(stringify!($arg), stringify!($element), $vector)
+    };
+    ($arg:ident $kind:ident) => {
+        $crate::viewer::export::scalar(stringify!($arg), stringify!($kind))
+    };
+}
+
+/// The constructor's compilation argument for one argument of [`export!`]: a tensor's, or a
+/// scalar's (none).
+macro_rules! compilation_arg {
+    (T) => {
+        $crate::viewer::export::t()
+    };
+    ($kind:ident) => {
+        ()
+    };
+}
+
+pub(super) use {compilation_arg, describe, export};
