@@ -1,19 +1,7 @@
-//! The `*_sites.txt` parser on arbitrary text: it returns a table or a one-line error, never
-//! panics; a table it returns is written back and read again unchanged.
+//! The `*_sites.txt` parser on arbitrary text (the body: `fuzz/bodies/sites_parser.rs`).
 #![no_main]
 
-use burn_sad::sad::{parse_sites, sites_to_string};
-use libfuzzer_sys::fuzz_target;
+#[path = "../bodies/sites_parser.rs"]
+mod body;
 
-fuzz_target!(|data: &[u8]| {
-    let text = String::from_utf8_lossy(data);
-    match parse_sites(&text) {
-        Ok(table) => {
-            assert!(table.sites.iter().flatten().all(|v| v.is_finite()));
-            let written = sites_to_string(&table);
-            let again = parse_sites(&written).expect("a written table parses");
-            assert_eq!(sites_to_string(&again), written);
-        }
-        Err(error) => assert!(!error.to_string().contains('\n')),
-    }
-});
+libfuzzer_sys::fuzz_target!(|data: &[u8]| body::check(data));

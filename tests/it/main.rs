@@ -10,6 +10,7 @@ mod cli;
 mod cli_dataset;
 mod cli_edges;
 mod cli_messages;
+mod fuzz_bodies;
 mod sad_candidates;
 mod sad_files;
 mod sad_fit;
