@@ -21,6 +21,8 @@
 //!   both images read (8 B) to infer, both read twice and the gradient written (20 B) to train.
 //! - `--only KEY` times just the row with that key (`1x3x2160x3840`, `l1ssim-…`), e.g. under a
 //!   profiler.
+//! - `--layout FR,FS,BR,BS` times the kernels under another `SsimLayout` (forward rows and
+//!   strips, backward rows and strips; `benches/gpu/ssim_layouts.sh` sweeps several).
 //! - The device comes from `$BURN_SAD_DEVICE` (default: the best available).
 //!
 //! Times are synchronised wall time: warm-up, then `iters` back-to-back steps, then a device
@@ -33,8 +35,8 @@ use std::collections::HashMap;
 use burn::tensor::{Device, Distribution, Tensor};
 use burn_sad::device::{DeviceChoice, select_device};
 use burn_sad::ssim::{
-    MsSsimOptions, SsimOptions, fused_ssim, fused_ssim3d, ms_ssim, ms_ssim_reference, ssim_l1_loss,
-    ssim_reference, ssim3d_reference,
+    MsSsimOptions, SsimLayout, SsimOptions, fused_ssim, fused_ssim3d, ms_ssim, ms_ssim_reference,
+    ssim_l1_loss, ssim_reference, ssim3d_reference,
 };
 use common::{baseline_cells, time_ms};
 
@@ -105,6 +107,8 @@ struct Args {
     only: Option<String>,
     /// Peak f32 flop/s (in TFLOP/s) and memory bandwidth (TB/s) of the roofline lines.
     peaks: (f64, f64),
+    /// The options every timed op takes (the kernels' layout).
+    options: SsimOptions,
 }
 
 fn parse_args() -> Args {
@@ -115,6 +119,7 @@ fn parse_args() -> Args {
         reference: true,
         only: None,
         peaks: (67.0, 4.8),
+        options: SsimOptions::default(),
     };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
@@ -124,6 +129,14 @@ fn parse_args() -> Args {
             "--iters" => args.iters = it.next().and_then(|v| v.parse().ok()).expect("--iters N"),
             "--baseline" => args.baseline = it.next(),
             "--only" => args.only = it.next(),
+            "--layout" => {
+                let layout: SsimLayout = it
+                    .next()
+                    .unwrap_or_default()
+                    .parse()
+                    .unwrap_or_else(|error| panic!("--layout: {error}"));
+                args.options = args.options.with_layout(layout);
+            }
             "--peaks" => {
                 let value = it.next().unwrap_or_default();
                 let (flops, bytes) = value.split_once(',').expect("--peaks TFLOPS,TBPS");
@@ -162,14 +175,14 @@ fn train_ms<const D: usize>(
     op: SsimFn<D>,
     img1: &Tensor<D>,
     img2: &Tensor<D>,
-    iters: usize,
+    (iters, options): (usize, SsimOptions),
 ) -> f64 {
     let device = img1.device();
     let target = Tensor::<D>::from_inner(img2.clone());
     let pred = Tensor::<D>::from_inner(img1.clone());
     time_ms(&device, iters, || {
         let param = pred.clone().require_grad();
-        let loss = op(param.clone(), target.clone(), SsimOptions::default())
+        let loss = op(param.clone(), target.clone(), options)
             .neg()
             .add_scalar(1.0);
         let grads = loss.backward();
@@ -182,11 +195,11 @@ fn infer_ms<const D: usize>(
     op: SsimFn<D>,
     img1: &Tensor<D>,
     img2: &Tensor<D>,
-    iters: usize,
+    (iters, options): (usize, SsimOptions),
 ) -> f64 {
     let device = img1.device();
     time_ms(&device, iters, || {
-        drop(op(img1.clone(), img2.clone(), SsimOptions::default()));
+        drop(op(img1.clone(), img2.clone(), options));
     })
 }
 
@@ -313,13 +326,19 @@ fn bench_row<const D: usize>(
     let img2 = (img1.clone() * 0.8
         + Tensor::<D>::random(shape, Distribution::Default, device) * 0.2)
         .clamp(0.0, 1.0);
-    let train = train_ms(op, &img1, &img2, args.iters);
-    let infer = infer_ms(op, &img1, &img2, args.iters);
+    let train = train_ms(op, &img1, &img2, (args.iters, args.options));
+    let infer = infer_ms(op, &img1, &img2, (args.iters, args.options));
     let (ref_train, ref_infer) = if args.reference {
         let iters = (args.iters / 5).max(3);
         (
-            format!("{:.3}", train_ms(reference_op, &img1, &img2, iters)),
-            format!("{:.3}", infer_ms(reference_op, &img1, &img2, iters)),
+            format!(
+                "{:.3}",
+                train_ms(reference_op, &img1, &img2, (iters, args.options))
+            ),
+            format!(
+                "{:.3}",
+                infer_ms(reference_op, &img1, &img2, (iters, args.options))
+            ),
         )
     } else {
         ("-".into(), "-".into())

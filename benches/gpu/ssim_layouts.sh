@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On the GPU machine, from the repository root: our SSIM train and infer times for one or more
-# bench rows under each strip layout given (`BURN_SAD_SSIM_LAYOUT=fwd_rows,fwd_strips,bwd_rows,
-# bwd_strips`; strips are halved where the staged tile would pass 32 KiB), from the CUDA build
+# bench rows under each strip layout given (the bench's `--layout fwd_rows,fwd_strips,bwd_rows,
+# bwd_strips`, see `SsimLayout`; strips are halved where the staged tile would pass 32 KiB), from the CUDA build
 # of the fused_ssim bench (`$BIN/fused_ssim.xz`), to choose the defaults on a new GPU.
 #
 # Usage: BIN=dir bash benches/gpu/ssim_layouts.sh ROW_KEY[,ROW_KEY...] LAYOUT...
@@ -15,7 +15,7 @@ echo "| layout | row | train ms | infer ms |"
 echo "|---|---|---|---|"
 for layout in "$@"; do
   for row in ${rows//,/ }; do
-    BURN_SAD_DEVICE=cuda BURN_SAD_SSIM_LAYOUT=$layout "$ssim_bench" --only "$row" \
+    BURN_SAD_DEVICE=cuda "$ssim_bench" --only "$row" --layout "$layout" \
       --iters 50 --no-reference | awk -v l="$layout" -F'|' '$2 ~ /x/ {print "| " l " |" $2 "|" $3 "|" $4 "|"}'
   done
 done

@@ -140,6 +140,9 @@ pub(crate) fn validate<const D: usize>(
     if !(options.sigma.is_finite() && options.sigma > 0.0) {
         return Err(SsimError::BadSigma(options.sigma));
     }
+    if !options.layout.is_valid() {
+        return Err(SsimError::BadLayout(options.layout));
+    }
     let (shape1, shape2) = (img1.dims(), img2.dims());
     if shape1 != shape2 {
         return Err(SsimError::ShapeMismatch {

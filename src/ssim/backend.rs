@@ -8,7 +8,7 @@ use burn::backend::{Backend, backend_extension, tensor::FloatTensor};
 use burn::tensor::Shape;
 use burn_sad_kernels::ssim::{GradTargets, SsimTerm};
 
-use super::{Padding, SsimOptions};
+use super::{Padding, SsimLayout, SsimOptions};
 
 /// What the SSIM kernels compute: the window and padding, which term they average, whether per
 /// plane, and the weights of the fused loss
@@ -29,6 +29,8 @@ pub struct SsimKernelConfig {
     pub ssim_weight: f32,
     /// Weight of the mean absolute difference; 0 leaves the L1 term out of the kernels.
     pub l1_weight: f32,
+    /// How the kernels tile the image.
+    pub layout: SsimLayout,
 }
 
 impl From<SsimOptions> for SsimKernelConfig {
@@ -42,6 +44,7 @@ impl From<SsimOptions> for SsimKernelConfig {
             per_plane: false,
             ssim_weight: 1.0,
             l1_weight: 0.0,
+            layout: options.layout,
         }
     }
 }

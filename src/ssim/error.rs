@@ -41,6 +41,11 @@ pub enum SsimError {
     /// Sigma is not a positive finite number.
     #[error("fused_ssim: sigma must be positive and finite, got {0}")]
     BadSigma(f32),
+    /// A kernel layout field is out of its range (see [`SsimLayout`](super::SsimLayout)).
+    #[error(
+        "fused_ssim: layout rows must be 1 to 64 and strips a power of two up to 32, got {0:?}"
+    )]
+    BadLayout(super::SsimLayout),
     /// The inputs are not 32-bit floats.
     #[error("fused_ssim: inputs must be f32, got {0}")]
     NotF32(String),

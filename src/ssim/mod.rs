@@ -41,5 +41,5 @@ pub use backend::{SsimBackend, SsimKernelConfig};
 pub use burn_sad_kernels::ssim::{GradTargets, SsimTerm};
 pub use error::SsimError;
 pub use msssim::{MS_SSIM_WEIGHTS, MsSsimOptions, ms_ssim, ms_ssim_reference, try_ms_ssim};
-pub use options::{Padding, SsimOptions};
+pub use options::{Padding, SsimLayout, SsimOptions};
 pub use reference::{ssim_reference, ssim3d_reference};

@@ -76,6 +76,7 @@ fn compose(
         padding: Padding::Valid,
         window: options.window,
         sigma: options.sigma,
+        ..SsimOptions::DEFAULT
     };
     let scales = options.weights.len();
     let mut values = Vec::with_capacity(scales);
@@ -147,6 +148,7 @@ fn validate_ms(
         padding: Padding::Valid,
         window: options.window,
         sigma: options.sigma,
+        ..SsimOptions::DEFAULT
     };
     validate(img1, img2, &ssim)?;
     let [_, _, height, width] = img1.dims();

@@ -27,9 +27,96 @@ impl std::str::FromStr for Padding {
     }
 }
 
+/// How the 2D and 3D SSIM kernels split an output tile among a cube's units: each cube covers
+/// 32 columns and `rows · strips` rows of one plane; each unit owns one column and `rows` output
+/// rows, and `strips` units stack in a column. More rows per unit blur fewer apron rows per
+/// output row, more strips give the multiprocessor more units per staged tile. The strips halve
+/// (never below 1) until the staged tile fits the 32 KiB of shared memory every runtime
+/// guarantees. A layout changes speed only: every layout computes the same values.
+///
+/// The default was measured fastest on an H200 (`benches/RESULTS.md`); `benches/fused_ssim.rs`
+/// takes `--layout` to time others on a new GPU.
+///
+/// ```
+/// use burn_sad::ssim::{SsimLayout, SsimOptions};
+///
+/// let layout = SsimLayout { forward_rows: 8, ..SsimLayout::DEFAULT };
+/// let options = SsimOptions::default().with_layout(layout);
+/// assert_eq!(options.layout.forward_rows, 8);
+/// assert!(layout.is_valid());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SsimLayout {
+    /// Output rows per unit of the forward kernel, 1 to 64.
+    pub forward_rows: usize,
+    /// Units per column of a forward cube: a power of two, 1 to 32.
+    pub forward_strips: usize,
+    /// Output rows per unit of the backward kernel, 1 to 64.
+    pub backward_rows: usize,
+    /// Units per column of a backward cube: a power of two, 1 to 32.
+    pub backward_strips: usize,
+}
+
+impl SsimLayout {
+    /// The default: 16-row strips for the forward and 8-row strips for the backward, 4 strips
+    /// per cube.
+    pub const DEFAULT: Self = Self {
+        forward_rows: 16,
+        forward_strips: 4,
+        backward_rows: 8,
+        backward_strips: 4,
+    };
+
+    /// Whether every field is in its range.
+    pub fn is_valid(&self) -> bool {
+        let rows = |rows: usize| (1..=64).contains(&rows);
+        let strips = |strips: usize| strips.is_power_of_two() && strips <= 32;
+        rows(self.forward_rows)
+            && rows(self.backward_rows)
+            && strips(self.forward_strips)
+            && strips(self.backward_strips)
+    }
+}
+
+impl Default for SsimLayout {
+    fn default() -> Self {
+        Self::DEFAULT
+    }
+}
+
+impl std::str::FromStr for SsimLayout {
+    type Err = String;
+
+    /// `forward_rows,forward_strips,backward_rows,backward_strips`, for example `16,4,8,4`.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let fields: Vec<usize> = s
+            .split(',')
+            .map(|field| field.trim().parse::<usize>())
+            .collect::<Result<_, _>>()
+            .map_err(|_| format!("bad SSIM layout `{s}`: expected four whole numbers"))?;
+        let [forward_rows, forward_strips, backward_rows, backward_strips] = fields[..] else {
+            return Err(format!("bad SSIM layout `{s}`: expected four numbers"));
+        };
+        let layout = Self {
+            forward_rows,
+            forward_strips,
+            backward_rows,
+            backward_strips,
+        };
+        if layout.is_valid() {
+            Ok(layout)
+        } else {
+            Err(format!(
+                "bad SSIM layout `{s}`: rows must be 1 to 64, strips a power of two up to 32"
+            ))
+        }
+    }
+}
+
 /// Options of [`fused_ssim`](super::fused_ssim).
 ///
-/// The defaults are the reference definition: `Same` padding, an 11-tap window, σ = 1.5.
+/// The defaults are the reference definition: `Same` padding, an 11-tap window, σ = 1.5, with
+/// the kernels' default [`SsimLayout`].
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SsimOptions {
     /// Border handling.
@@ -38,19 +125,19 @@ pub struct SsimOptions {
     pub window: usize,
     /// Standard deviation of the Gaussian window, > 0.
     pub sigma: f32,
-}
-
-impl Default for SsimOptions {
-    fn default() -> Self {
-        Self {
-            padding: Padding::Same,
-            window: 2 * DEFAULT_RADIUS + 1,
-            sigma: DEFAULT_SIGMA,
-        }
-    }
+    /// How the kernels tile the image (speed only; ignored by the reference ops).
+    pub layout: SsimLayout,
 }
 
 impl SsimOptions {
+    /// The reference definition (the same as [`Default`], usable in a `const`).
+    pub const DEFAULT: Self = Self {
+        padding: Padding::Same,
+        window: 2 * DEFAULT_RADIUS + 1,
+        sigma: DEFAULT_SIGMA,
+        layout: SsimLayout::DEFAULT,
+    };
+
     /// The same options with another padding.
     pub fn with_padding(mut self, padding: Padding) -> Self {
         self.padding = padding;
@@ -64,8 +151,20 @@ impl SsimOptions {
         self
     }
 
+    /// The same options with another kernel layout.
+    pub fn with_layout(mut self, layout: SsimLayout) -> Self {
+        self.layout = layout;
+        self
+    }
+
     /// Window radius (`window / 2`).
     pub fn radius(&self) -> usize {
         self.window / 2
+    }
+}
+
+impl Default for SsimOptions {
+    fn default() -> Self {
+        Self::DEFAULT
     }
 }

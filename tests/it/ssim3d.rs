@@ -17,11 +17,13 @@ const SAME: SsimOptions = SsimOptions {
     padding: Padding::Same,
     window: 11,
     sigma: 1.5,
+    ..SsimOptions::DEFAULT
 };
 const VALID: SsimOptions = SsimOptions {
     padding: Padding::Valid,
     window: 11,
     sigma: 1.5,
+    ..SsimOptions::DEFAULT
 };
 
 fn check_volumes(vol1: &Tensor<5>, vol2: &Tensor<5>, options: SsimOptions, what: &str) {

@@ -81,6 +81,7 @@ pub fn ssim_command(args: SsimArgs, device: &Device, description: &str) -> Resul
             padding,
             window,
             sigma,
+            ..SsimOptions::DEFAULT
         };
         try_fused_ssim(img1, img2, options)?
     };

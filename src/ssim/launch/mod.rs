@@ -17,34 +17,28 @@ use volume::{backward_volume, forward_volume};
 /// Shared memory a cube may use: the 32 KiB that Metal and most Vulkan drivers guarantee.
 const SHARED_BYTES: usize = 32 * 1024;
 
-/// The layout for a kernel staging `maps` maps: `rows` output rows per unit and as many strips
-/// (at most `strips`) as fit the shared-memory budget.
-///
-/// `BURN_SAD_SSIM_LAYOUT=fwd_rows,fwd_strips,bwd_rows,bwd_strips` overrides the defaults, for
-/// tuning on a new GPU.
-fn layout(forward: bool, radius: usize, maps: usize, element_bytes: usize) -> StripLayout {
-    let (rows, mut strips) = tuned_layout()[usize::from(!forward)];
+/// The forward's (`forward`) or the backward's strips of `config`'s layout for a kernel staging
+/// `maps` maps: its rows per unit and as many strips (at most its strips) as fit the
+/// shared-memory budget.
+fn layout(
+    config: &SsimKernelConfig,
+    forward: bool,
+    maps: usize,
+    element_bytes: usize,
+) -> StripLayout {
+    let layout = config.layout;
+    let (rows, mut strips) = if forward {
+        (layout.forward_rows, layout.forward_strips)
+    } else {
+        (layout.backward_rows, layout.backward_strips)
+    };
+    let radius = config.radius;
     while strips > 1
         && (StripLayout { rows, strips }).staged_len(radius, maps) * element_bytes > SHARED_BYTES
     {
         strips /= 2;
     }
     StripLayout { rows, strips }
-}
-
-fn tuned_layout() -> [(usize, usize); 2] {
-    static LAYOUT: std::sync::OnceLock<[(usize, usize); 2]> = std::sync::OnceLock::new();
-    *LAYOUT.get_or_init(|| {
-        let parsed = std::env::var("BURN_SAD_SSIM_LAYOUT")
-            .ok()
-            .and_then(|value| {
-                let v: Vec<usize> = value.split(',').filter_map(|f| f.parse().ok()).collect();
-                let valid = v.len() == 4 && v.iter().all(|&n| n > 0) && v[1].is_power_of_two();
-                (valid && v[3].is_power_of_two()).then(|| [(v[0], v[1]), (v[2], v[3])])
-            });
-        // Measured on an H200 (see the README): 16-row strips for the forward, 8 for the backward.
-        parsed.unwrap_or([(16, 4), (8, 4)])
-    })
 }
 
 /// Grid of one cube per output tile per plane, and the plane geometry. The planes are every
@@ -94,7 +88,7 @@ fn forward(
     // The kernel reads both images at the same indices, unchecked.
     expect_dims("fused_ssim", "img2", &img2, img1.shape().as_slice());
     // Both images are staged, interleaved.
-    let layout = layout(true, config.radius, 2, img1.dtype.size());
+    let layout = layout(&config, true, 2, img1.dtype.size());
     let geometry = Geometry::of(&img1, layout);
     let tile_sums = empty_like(&img1, Shape::new([geometry.cubes]));
     let (ssim_scale, l1_scale) = config.scales(&img1.shape());
@@ -182,12 +176,7 @@ impl SsimBackend for CubeBackend {
         let img2 = into_contiguous(img2);
         let partials = into_contiguous(partials);
         let upstream = into_contiguous(upstream);
-        let layout = layout(
-            false,
-            config.radius,
-            targets.partial_count(),
-            img1.dtype.size(),
-        );
+        let layout = layout(&config, false, targets.partial_count(), img1.dtype.size());
         let geometry = Geometry::of(&img1, layout);
         // The kernel reads these at indices derived from img1's shape, unchecked.
         expect_dims(

@@ -66,7 +66,7 @@ pub(super) fn forward_volume(
     let shape = img1.shape();
     // The slice kernel reads both volumes at the same indices, unchecked.
     expect_dims("fused_ssim3d", "img2", &img2, shape.as_slice());
-    let layout = layout(true, config.radius, 2, img1.dtype.size());
+    let layout = layout(&config, true, 2, img1.dtype.size());
     let slices = Geometry::of(&img1, layout);
     let moments = empty_like(&img1, stacked_shape(5, &shape));
     let unused = empty_like(&img1, Shape::new([1]));
@@ -154,7 +154,7 @@ pub(super) fn backward_volume(
         &partials,
         stacked.as_slice(),
     );
-    let layout = layout(false, config.radius, maps, img1.dtype.size());
+    let layout = layout(&config, false, maps, img1.dtype.size());
     let slices = Geometry::of(&img1, layout);
     let blurred = empty_like(&img1, stacked_shape(maps, &shape));
     launch_kernel!(ssim_backward_kernel(
