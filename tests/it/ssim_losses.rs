@@ -128,6 +128,35 @@ fn ms_ssim_matches_reference() {
     );
 }
 
+/// MS-SSIM's gradient for both inputs against central differences, at pixels of every scale's
+/// 2×2 pooling parity (three scales of a 7-tap window keep each evaluation small).
+#[test]
+fn ms_ssim_matches_finite_differences() {
+    let device = device();
+    let shape = [1, 2, 31, 40];
+    let options = MsSsimOptions {
+        window: 7,
+        sigma: 1.0,
+        weights: vec![0.3, 0.3, 0.4],
+    };
+    let (a, b) = pair(shape, 10, &device);
+    let (_, g1, g2) = value_and_grads(|x, y| ms_ssim(x, y, &options), &a, &b);
+    let (base1, base2) = (values(a), values(b));
+    let ms_ssim_of = |x: &[f32], y: &[f32]| -> f64 {
+        let x = Tensor::<4>::from_data(TensorData::new(x.to_vec(), shape), &device);
+        let y = Tensor::<4>::from_data(TensorData::new(y.to_vec(), shape), &device);
+        values(ms_ssim(x, y, &options))[0] as f64
+    };
+    let indices = [0, 41, 82, 600, 1239, 1240 + 523, 2479];
+    common::assert_matches_central_differences(
+        ms_ssim_of,
+        [&base1, &base2],
+        [&g1, &g2],
+        &indices,
+        "MS-SSIM pixel",
+    );
+}
+
 #[test]
 fn ms_ssim_of_a_photo_matches_float64() {
     let device = device();
