@@ -91,3 +91,13 @@ pub(crate) fn expect_len_at_least(op: &str, what: &str, tensor: &CubeTensor, len
 pub(crate) fn empty_contiguous(like: &CubeTensor, shape: Shape, dtype: DType) -> CubeTensor {
     empty_device_contiguous_dtype(like.client.clone(), like.device.clone(), shape, dtype)
 }
+
+/// Panics unless `tensor` is contiguous, as a kernel that writes it in place indexes it.
+#[track_caller]
+pub(crate) fn expect_contiguous(op: &str, what: &str, tensor: &CubeTensor) {
+    assert!(
+        tensor.is_contiguous(),
+        "{op}: {what} must be one contiguous buffer, got strides {:?}",
+        tensor.meta.strides()
+    );
+}

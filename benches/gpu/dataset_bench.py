@@ -16,7 +16,8 @@ that scale and cropped to 768×512 at the centre (the 1×), the top-left and the
 
 Usage: dataset_bench.py --sad PATH --reference PATH --reference-root DIR --work DIR [--jobs 1 4 8]
   [--reference-runs N]
-  (a --jobs entry J:NAME=VALUE,... runs --jobs J with those environment variables set; with
+  (a --jobs entry J:--FLAG[=VALUE],... runs --jobs J with those `sad fit` flags, e.g.
+  4:--backward-strategy=plane-scan or 4:--no-replay; with
   --reference-runs 2 the reference fits the set again, and its second pass gets a row of its
   own: how many images identical fits put more than 0.1 dB apart)
 """
@@ -126,8 +127,8 @@ def run_sampling_threads(command, env):
 
 def main():
     parser = fit_table.race_parser()
-    # Each entry: J, or J:NAME=VALUE[,NAME=VALUE...] to run `--jobs J` with those variables
-    # set (an A/B of a switch, e.g. 4:BURN_SAD_REPLAY=0).
+    # Each entry: J, or J:--FLAG[=VALUE][,--FLAG...] to run `--jobs J` with those `sad fit`
+    # flags (an A/B of a strategy, e.g. 4:--backward-strategy=plane-scan).
     parser.add_argument("--jobs", nargs="+", default=["1", "4", "8"])
     parser.add_argument("--bpp", type=float, default=16)
     # 2: the reference fits the set twice, for the spread of identical fits' PSNR.
@@ -138,10 +139,10 @@ def main():
 
     # The kernel cache first (a whole fit of one photo: every phase of the schedule, at the
     # photos' size), so that no run below pays for compilation.
-    def warm(env=None):
+    def warm(flags=()):
         fit_table.run([args.sad, "--device", "cuda", "fit", str(photos[0]), "--iters", "4000",
-                       "--target-bpp", str(args.bpp), "--out-dir", str(args.work / "dataset-warm")],
-                      env=env)
+                       "--target-bpp", str(args.bpp), "--out-dir", str(args.work / "dataset-warm"),
+                       *flags])
 
     warm()
 
@@ -176,15 +177,14 @@ def main():
               f"{under} of {len(photos)} | {over} of {len(photos)} | {worst:+.3f} |", flush=True)
     for entry in args.jobs:
         jobs, _, switches = entry.partition(":")
-        env = dict(os.environ)
-        env.update(pair.split("=", 1) for pair in switches.split(",") if pair)
+        flags = [flag for flag in switches.split(",") if flag]
         out = args.work / f"dataset-ours-{'ab-' if switches else ''}{jobs}"
-        if switches:
-            warm(env)  # a switch may select other kernel variants: compile them first
+        if flags:
+            warm(flags)  # a flag may select other kernel variants: compile them first
         command = [args.sad, "--device", "cuda", "fit", str(args.work / "dataset"),
                    "--target-bpp", str(args.bpp), "--iters", "4000", "--log-freq", "1000",
-                   "--jobs", jobs, "--force", "--out-dir", str(out)]
-        text, wall, busy = run_sampling_threads(command, env)
+                   "--jobs", jobs, "--force", "--out-dir", str(out), *flags]
+        text, wall, busy = run_sampling_threads(command, dict(os.environ))
         with open(out / "results.csv") as table:
             rows = {row["name"]: row for row in csv.DictReader(table)}
         psnrs = {p.name: float(rows[p.name]["psnr"]) for p in photos}

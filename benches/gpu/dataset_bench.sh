@@ -3,7 +3,8 @@
 # reference and unpacks our binaries): issue 11's data-set race, benches/gpu/dataset_bench.py.
 #
 # Usage: [REF_RUNS=2] bash benches/gpu/dataset_bench.sh [JOBS...]   (default: 1 4 8; an entry
-#   J:NAME=VALUE,... runs --jobs J with those environment variables set, e.g. 4:BURN_SAD_REPLAY=0)
+#   J:--FLAG[=VALUE],... runs --jobs J with those `sad fit` flags, e.g.
+#   4:--backward-strategy=plane-scan)
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 jobs=("$@")

@@ -1,19 +1,26 @@
 #!/usr/bin/env bash
-# On the GPU machine, after benches/gpu/run.sh: the reference, ours, and ours with one
-# environment switch set (e.g. BURN_SAD_REPLAY=0: every iteration op by op;
-# BURN_SAD_BACKWARD_CUBES=0: the backward without its occupancy hint), one after another, RUNS
-# times per photo and bits per pixel: loop times, ratios to the reference, and PSNR. The switched
-# runs keep their own kernel cache, so kernels compiled under one setting never serve the other.
-# `SAD=PATH` as the switch runs another build of `sad` instead (e.g. main's, to A/B a change).
+# On the GPU machine, after benches/gpu/run.sh: the reference, ours, and ours switched, one after
+# another, RUNS times per photo and bits per pixel: loop times, ratios to the reference, and
+# PSNR. The switch is `sad fit` flags (e.g. `--backward-strategy=table-only`: no plane sums;
+# `--no-replay`: every iteration op by op; several joined by commas), an operator variable
+# (`BURN_SAD_CHECKED_KERNELS=1`), or `SAD=PATH`, another build of `sad` (e.g. main's, to A/B a
+# change). The switched runs keep their own kernel cache, so kernels compiled under one setting
+# never serve the other.
 #
-# Usage: [RUNS=3] bash benches/gpu/env_ab.sh NAME=VALUE [PHOTO:BPP]...
+# Usage: [RUNS=3] bash benches/gpu/env_ab.sh SWITCH [PHOTO:BPP]...
 #   (default photos: chelsea:16 coffee:16 motorcycle:16 chelsea:1)
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 switch=$1
 shift
 switched_sad=$sad
-case "$switch" in SAD=*) switched_sad=${switch#SAD=} ;; esac
+flags=()
+env_switch=()
+case "$switch" in
+  SAD=*) switched_sad=${switch#SAD=} ;;
+  --*) IFS=, read -r -a flags <<<"$switch" ;;
+  *=*) env_switch=("$switch") ;;
+esac
 [ $# -gt 0 ] || set -- chelsea:16 coffee:16 motorcycle:16 chelsea:1
 field() { grep -o "$1: [0-9.]*" | head -1 | grep -o "[0-9.]*$"; }
 # The last PSNR a fit prints (the reference's at its last logged iteration, ours final).
@@ -26,8 +33,9 @@ for run_of in "$@"; do
       --target-bpp "$bpp" --iters 4000 --log-freq 1000 --out-dir "$WORK/ab-ref")
     ours=$("$sad" --device cuda fit "$WORK/$photo.png" --target-bpp "$bpp" --iters 4000 \
       --log-freq 1000 --out-dir "$WORK/ab-ours")
-    switched=$(env "$switch" XDG_CACHE_HOME="$WORK/cache-${switch//\//_}" "$switched_sad" --device cuda fit \
-      "$WORK/$photo.png" --target-bpp "$bpp" --iters 4000 --log-freq 1000 --out-dir "$WORK/ab-switched")
+    switched=$(env "${env_switch[@]}" XDG_CACHE_HOME="$WORK/cache-${switch//[\/=,]/_}" "$switched_sad" \
+      --device cuda fit "$WORK/$photo.png" --target-bpp "$bpp" --iters 4000 --log-freq 1000 \
+      --out-dir "$WORK/ab-switched" "${flags[@]}")
     t_ref=$(echo "$ref" | field "Training time") t_ours=$(echo "$ours" | field "Training time")
     t_sw=$(echo "$switched" | field "Training time")
     p_ref=$(echo "$ref" | psnr)

@@ -232,9 +232,8 @@ def main():
 
 AB_RUNS = (("chelsea", 16), ("coffee", 16), ("motorcycle-4k", 1))
 AB_VARIANTS = (
-    ("default (unchecked, 16-byte site loads)", {}),
+    ("default (unchecked launches)", {}),
     ("bounds-checked launches (BURN_SAD_CHECKED_KERNELS=1)", {"BURN_SAD_CHECKED_KERNELS": "1"}),
-    ("word-by-word site loads (BURN_SAD_VECTOR_LOADS=0)", {"BURN_SAD_VECTOR_LOADS": "0"}),
 )
 
 

@@ -5,7 +5,7 @@
 # reference renders each (`sad_cuda --render FILE`, its `Candidate build` and `Render`), and the
 # bench runs again with those times as its baseline, printing ours, theirs and the ratios.
 #
-# With SWITCH=NAME=VALUE (e.g. SWITCH=BURN_SAD_PASS_KEYS=0) the bench then runs again with that
+# With SWITCH=NAME=VALUE (e.g. SWITCH=BURN_SAD_CHECKED_KERNELS=1) the bench then runs again with that
 # environment switch set, and once more without it, against the same baseline, for an A/B of
 # the switch in one command; SWITCH="A=1 B=2" runs once with each setting in turn (each with a
 # kernel cache of its own).

@@ -1,4 +1,7 @@
-//! The SAD backend extension: the render op, its backward and the candidate-list kernels.
+//! The SAD backend extensions: the differentiable render and its backward ([`SadBackend`], with
+//! an Autodiff implementation), and the kernels nothing differentiates ([`SadKernels`]: candidate
+//! lists, records, views, statistics and the training steps), which run on a tensor's inner
+//! backend (see `kernel_call`).
 
 // Without a CubeCL runtime, the extension macro's generated dispatch (no backend to forward to)
 // takes every argument of every method and uses none.
@@ -10,7 +13,7 @@ use burn::backend::{
 };
 use burn_sad_kernels::sad::{AdamStep, StatisticsKind, ViewColours};
 
-use super::ViewTransform;
+use super::{BackwardStrategy, ViewTransform};
 
 /// The image a render produces and the candidate grid it reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -71,7 +74,7 @@ pub struct PassConfig {
     pub hilbert_window: u32,
 }
 
-/// Which of the two site records [`SadBackend::sad_pack_sites`] writes (see
+/// Which of the two site records [`SadKernels::sad_pack_sites`] writes (see
 /// `burn_sad_kernels::sad::pack_sites_kernel`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SiteRecordKind {
@@ -93,18 +96,21 @@ impl SiteRecordKind {
     }
 }
 
-/// SAD ops every backend with CubeCL kernels provides. Backends without them use the
-/// plain-tensor and host references (see [`render_reference`](super::render_reference) and
-/// [`exact_candidates`](super::exact_candidates)).
+/// The differentiable SAD render every backend with CubeCL kernels provides, with its
+/// hand-written backward (under Autodiff, the render's backward runs
+/// [`sad_render_backward`](Self::sad_render_backward)). Backends without kernels use the
+/// plain-tensor reference (see [`render_reference`](super::render_reference)).
 ///
 /// Sites are `[capacity, 10]` f32 in the kernels' order; candidates `[cells, 8]` i32.
 #[backend_extension(Cube: cfg(feature = "cube"), Autodiff)]
 pub trait SadBackend: Backend {
-    /// Renders `[3, height, width]`.
+    /// Renders `[3, height, width]`; its backward (under Autodiff) runs
+    /// [`sad_render_backward`](Self::sad_render_backward) with `strategy`.
     fn sad_render(
         sites: FloatTensor<Self>,
         candidates: IntTensor<Self>,
         geometry: RenderGeometry,
+        strategy: BackwardStrategy,
     ) -> FloatTensor<Self>;
 
     /// ∂L/∂sites (`[capacity, 10]`) from ∂L/∂image.
@@ -113,8 +119,18 @@ pub trait SadBackend: Backend {
         candidates: IntTensor<Self>,
         grad_image: FloatTensor<Self>,
         geometry: RenderGeometry,
+        strategy: BackwardStrategy,
     ) -> FloatTensor<Self>;
+}
 
+/// The SAD kernels that nothing differentiates: candidate lists, site records, debug views,
+/// statistics, pruning and the training steps. The library calls them on the inner backend of
+/// autodiff tensors, so they have no Autodiff implementation. Backends without kernels use the
+/// host references (see [`exact_candidates`](super::exact_candidates)).
+///
+/// Sites are `[capacity, 10]` f32 in the kernels' order; candidates `[cells, 8]` i32.
+#[backend_extension(Cube: cfg(feature = "cube"))]
+pub trait SadKernels: Backend {
     /// ∂L/∂sites (`[capacity, 10]`) of the summed squared error L = Σ (image − target)² against
     /// `target` (`[3, height, width]`), in one pass that recomputes the render per pixel. With
     /// `removal`, an 11th column holds each site's removal delta (the statistic
@@ -125,6 +141,7 @@ pub trait SadBackend: Backend {
         target: FloatTensor<Self>,
         geometry: RenderGeometry,
         removal: bool,
+        strategy: BackwardStrategy,
     ) -> FloatTensor<Self>;
 
     /// Random lists from `seed`, with every active site written into its own cell's slot 0.
@@ -146,7 +163,7 @@ pub trait SadBackend: Backend {
         view: ViewTransform,
     ) -> IntTensor<Self>;
 
-    /// [`sad_render`](Self::sad_render) from the full records of the sites
+    /// [`SadBackend::sad_render`] from the full records of the sites
     /// ([`SiteRecordKind::Full`]), packed once for many renders of the same sites; not
     /// differentiable.
     fn sad_render_records(
@@ -273,6 +290,7 @@ pub trait SadBackend: Backend {
         step: AdamStep,
         geometry: RenderGeometry,
         passes: u32,
+        strategy: BackwardStrategy,
     ) -> (FloatTensor<Self>, FloatTensor<Self>, IntTensor<Self>);
 
     /// Copies `sites`, `state` and `lists` word for word into `sites_into`, `state_into` and

@@ -239,27 +239,31 @@ mod dispatch {
     use burn::backend::Dispatch;
     use burn::tensor::{Int, Tensor};
 
-    use super::super::{PassConfig, RenderGeometry, SadBackend, SiteRecordKind, ViewTransform};
+    use super::super::{PassConfig, RenderGeometry, SadKernels, SiteRecordKind, ViewTransform};
     use crate::sad::HilbertOrder;
+    use crate::sad::kernel_call::KernelCall;
 
     pub fn init(sites: Tensor<2>, geometry: RenderGeometry, seed: u32) -> Tensor<2, Int> {
-        Tensor::from_dispatch(<Dispatch as SadBackend>::sad_init_candidates(
-            sites.into_dispatch(),
+        let call = KernelCall::on(&sites.device());
+        call.out(<Dispatch as SadKernels>::sad_init_candidates(
+            KernelCall::arg(sites),
             geometry,
             seed,
         ))
     }
 
     pub fn flood(records: Tensor<2, Int>, geometry: RenderGeometry) -> Tensor<2, Int> {
-        Tensor::from_dispatch(<Dispatch as SadBackend>::sad_flood_candidates(
-            records.into_dispatch(),
+        let call = KernelCall::on(&records.device());
+        call.out(<Dispatch as SadKernels>::sad_flood_candidates(
+            KernelCall::arg(records),
             geometry,
         ))
     }
 
     pub fn pack(sites: Tensor<2>, view: ViewTransform) -> Tensor<2, Int> {
-        Tensor::from_dispatch(<Dispatch as SadBackend>::sad_pack_sites(
-            sites.into_dispatch(),
+        let call = KernelCall::on(&sites.device());
+        call.out(<Dispatch as SadKernels>::sad_pack_sites(
+            KernelCall::arg(sites),
             SiteRecordKind::Ranking,
             view,
         ))
@@ -272,11 +276,12 @@ mod dispatch {
         geometry: RenderGeometry,
         pass: PassConfig,
     ) -> Tensor<2, Int> {
-        Tensor::from_dispatch(<Dispatch as SadBackend>::sad_candidate_pass(
-            packed.into_dispatch(),
-            ids.into_dispatch(),
-            hilbert.order.clone().into_dispatch(),
-            hilbert.rank.clone().into_dispatch(),
+        let call = KernelCall::on(&packed.device());
+        call.out(<Dispatch as SadKernels>::sad_candidate_pass(
+            KernelCall::arg(packed),
+            KernelCall::arg(ids),
+            KernelCall::arg(hilbert.order.clone()),
+            KernelCall::arg(hilbert.rank.clone()),
             geometry,
             pass,
         ))

@@ -99,4 +99,11 @@ pub enum SadError {
     /// view's records are packed by a kernel.
     #[error("render: zoomed views need a device that runs the CubeCL kernels (not flex)")]
     ViewNeedsKernels,
+    /// The backward strategy asks for plane sums on a device without them (see
+    /// [`BackwardStrategy::supported`](super::BackwardStrategy::supported)).
+    #[error(
+        "render: the backward strategy {0} needs plane operations, which this device's \
+         kernels do not have; use auto or table-only"
+    )]
+    UnsupportedStrategy(super::BackwardStrategy),
 }

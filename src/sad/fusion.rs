@@ -7,7 +7,10 @@ use burn_sad_kernels::sad::{
     ADAM_STATE, AdamStep, BackwardOutputs, K, StatisticsKind, ViewColours,
 };
 
-use super::{PassConfig, RenderGeometry, SadBackend, SiteRecordKind, ViewTransform};
+use super::{
+    BackwardStrategy, PassConfig, RenderGeometry, SadBackend, SadKernels, SiteRecordKind,
+    ViewTransform,
+};
 use crate::fusion_op::{Lazy, Mixed, register_op};
 
 /// Queues one op of the inner backend `B` on the fusion stream, stated once:
@@ -82,14 +85,19 @@ fn stepped_shapes<B: FusionBackend>(sites: &Lazy<B>, state: &Lazy<B>) -> [(Shape
 }
 
 impl<B: FusionBackend + SadBackend> SadBackend for Fusion<B> {
-    fn sad_render(sites: Lazy<B>, candidates: Lazy<B>, geometry: RenderGeometry) -> Lazy<B> {
+    fn sad_render(
+        sites: Lazy<B>,
+        candidates: Lazy<B>,
+        geometry: RenderGeometry,
+        strategy: BackwardStrategy,
+    ) -> Lazy<B> {
         let image = (
             Shape::new([3, geometry.height, geometry.width]),
             sites.dtype,
         );
-        let [image] = queue!(format!("burn_sad::sad_render::{geometry:?}");
+        let [image] = queue!(format!("burn_sad::sad_render::{geometry:?}::{strategy}");
             floats [sites], ints [candidates] => [image], [];
-            float(B::sad_render(sites, candidates, geometry)))
+            float(B::sad_render(sites, candidates, geometry, strategy)))
         .floats;
         image
     }
@@ -99,21 +107,25 @@ impl<B: FusionBackend + SadBackend> SadBackend for Fusion<B> {
         candidates: Lazy<B>,
         grad_image: Lazy<B>,
         geometry: RenderGeometry,
+        strategy: BackwardStrategy,
     ) -> Lazy<B> {
         let grads = (sites.shape.clone(), sites.dtype);
-        let [grads] = queue!(format!("burn_sad::sad_render_backward::{geometry:?}");
+        let [grads] = queue!(format!("burn_sad::sad_render_backward::{geometry:?}::{strategy}");
             floats [sites, grad_image], ints [candidates] => [grads], [];
-            float(B::sad_render_backward(sites, candidates, grad_image, geometry)))
+            float(B::sad_render_backward(sites, candidates, grad_image, geometry, strategy)))
         .floats;
         grads
     }
+}
 
+impl<B: FusionBackend + SadKernels> SadKernels for Fusion<B> {
     fn sad_squared_error_gradients(
         sites: Lazy<B>,
         candidates: Lazy<B>,
         target: Lazy<B>,
         geometry: RenderGeometry,
         removal: bool,
+        strategy: BackwardStrategy,
     ) -> Lazy<B> {
         let outputs = BackwardOutputs {
             from_target: true,
@@ -121,9 +133,11 @@ impl<B: FusionBackend + SadBackend> SadBackend for Fusion<B> {
         };
         let grads = (Shape::new([sites.shape[0], outputs.columns()]), sites.dtype);
         let [grads] = queue!(
-            format!("burn_sad::sad_squared_error_gradients::{geometry:?}::{removal}");
-            floats [sites, target], ints [candidates] => [grads], [];
-            float(B::sad_squared_error_gradients(sites, candidates, target, geometry, removal)))
+        format!("burn_sad::sad_squared_error_gradients::{geometry:?}::{removal}::{strategy}");
+        floats [sites, target], ints [candidates] => [grads], [];
+        float(B::sad_squared_error_gradients(
+            sites, candidates, target, geometry, removal, strategy
+        )))
         .floats;
         grads
     }
@@ -312,14 +326,16 @@ impl<B: FusionBackend + SadBackend> SadBackend for Fusion<B> {
         step: AdamStep,
         geometry: RenderGeometry,
         passes: u32,
+        strategy: BackwardStrategy,
     ) -> (Lazy<B>, Lazy<B>, Lazy<B>) {
         let shapes = [&sites, &state, &lists].map(|t| (t.shape.clone(), t.dtype));
         let [stepped, moments, kept] = shapes;
-        let out = queue!(format!("burn_sad::sad_step_in_place::{step:?}::{geometry:?}::{passes}");
+        let out = queue!(
+            format!("burn_sad::sad_step_in_place::{step:?}::{geometry:?}::{passes}::{strategy}");
         floats [sites, state, target, clock], ints [lists, candidates, tick]
             => [stepped, moments], [kept];
         stepped_and_lists(B::sad_step_in_place(
-            sites, state, lists, candidates, target, clock, tick, step, geometry, passes,
+            sites, state, lists, candidates, target, clock, tick, step, geometry, passes, strategy,
         )));
         let [sites, state] = out.floats;
         let [lists] = out.ints;

@@ -18,18 +18,23 @@ mod file;
 pub mod fit;
 mod fusion;
 mod hilbert;
+mod kernel_call;
 #[cfg(feature = "cube")]
 mod launch;
+#[cfg(feature = "cube")]
+pub(crate) use launch::plane_sums_possible;
 mod reference;
 mod render;
 mod render_only;
 mod sites;
+mod strategy;
 mod view_colours;
 mod view_dots;
+mod view_image;
 mod view_transform;
 mod views;
 
-pub use backend::{PassConfig, RenderGeometry, SadBackend, SiteRecordKind};
+pub use backend::{PassConfig, RenderGeometry, SadBackend, SadKernels, SiteRecordKind};
 pub use candidates::{Candidates, PropagationOptions, jump_for_pass};
 pub use error::{SadError, SitesFileError};
 pub use file::{HEADER, format_g9, parse_sites, read_sites, sites_to_string, write_sites};
@@ -38,12 +43,16 @@ pub use reference::{
     blend_at, cell_of_pixel, exact_candidates, f16_bits, f16_to_f32, jump_flood_reference,
     pack_sites_reference, ranking_key, ranking_view, render_reference, site_score,
 };
-pub use render::{RenderReadySites, render, render_ready, try_render};
+pub use render::{
+    RenderReadySites, render, render_ready, render_with, try_render, try_render_with,
+};
 pub use render_only::{
     MAX_PASSES, RenderOnlyOptions, RenderedSites, psnr, render_sites, render_sites_with_progress,
 };
 pub use sites::{INACTIVE_SITE, SiteTable, Sites};
+pub use strategy::BackwardStrategy;
 pub use view_colours::view_colours_reference;
 pub use view_dots::dots_reference;
+pub use view_image::{SiteView, ViewImage};
 pub use view_transform::{MAX_ZOOM, ViewTransform};
-pub use views::{SiteView, ViewImage, render_view, winners, winners_reference};
+pub use views::{render_view, winners, winners_reference};

@@ -7,9 +7,11 @@ use burn_sad_kernels::sad::{K, SITE_PARAMS};
 
 #[cfg(feature = "cube")]
 use super::RenderGeometry;
-use super::{Candidates, SadError, ViewTransform, render_reference};
 #[cfg(feature = "cube")]
-use super::{SadBackend, SiteRecordKind};
+use super::kernel_call::KernelCall;
+use super::{BackwardStrategy, Candidates, SadError, ViewTransform, render_reference};
+#[cfg(feature = "cube")]
+use super::{SadBackend, SadKernels, SiteRecordKind};
 #[cfg(feature = "cube")]
 use crate::device::uses_fused_kernels;
 
@@ -23,16 +25,48 @@ use crate::device::uses_fused_kernels;
 /// # Panics
 /// With the message of the [`SadError`] that [`try_render`] would return.
 pub fn render(sites: Tensor<2>, candidates: &Candidates) -> Tensor<3> {
-    try_render(sites, candidates).unwrap_or_else(|error| panic!("{error}"))
+    render_with(sites, candidates, BackwardStrategy::Auto)
 }
 
 /// [`render`] that returns a typed error instead of panicking on bad input.
 pub fn try_render(sites: Tensor<2>, candidates: &Candidates) -> Result<Tensor<3>, SadError> {
+    try_render_with(sites, candidates, BackwardStrategy::Auto)
+}
+
+/// [`render`] whose backward kernel sums its gradients as `strategy` says (every strategy gives
+/// the same gradients; they differ in speed). Ignored where the reference render runs.
+///
+/// # Panics
+/// With the message of the [`SadError`] that [`try_render_with`] would return.
+pub fn render_with(
+    sites: Tensor<2>,
+    candidates: &Candidates,
+    strategy: BackwardStrategy,
+) -> Tensor<3> {
+    try_render_with(sites, candidates, strategy).unwrap_or_else(|error| panic!("{error}"))
+}
+
+/// [`render_with`] that returns a typed error instead of panicking on bad input, or on a
+/// `strategy` the device cannot run ([`SadError::UnsupportedStrategy`]).
+pub fn try_render_with(
+    sites: Tensor<2>,
+    candidates: &Candidates,
+    strategy: BackwardStrategy,
+) -> Result<Tensor<3>, SadError> {
     check_render_inputs(&sites, candidates)?;
     #[cfg(feature = "cube")]
     if uses_fused_kernels(&sites.device()) {
-        return Ok(fused_render(sites, candidates.ids(), candidates.geometry()));
+        if !strategy.supported(&sites.device()) {
+            return Err(SadError::UnsupportedStrategy(strategy));
+        }
+        return Ok(fused_render(
+            sites,
+            candidates.ids(),
+            candidates.geometry(),
+            strategy,
+        ));
     }
+    let _ = strategy;
     Ok(render_reference(
         sites,
         candidates.ids(),
@@ -147,18 +181,25 @@ fn check_render_inputs(sites: &Tensor<2>, candidates: &Candidates) -> Result<(),
 }
 
 #[cfg(feature = "cube")]
-fn fused_render(sites: Tensor<2>, ids: Tensor<2, Int>, geometry: RenderGeometry) -> Tensor<3> {
+fn fused_render(
+    sites: Tensor<2>,
+    ids: Tensor<2, Int>,
+    geometry: RenderGeometry,
+    strategy: BackwardStrategy,
+) -> Tensor<3> {
     Tensor::from_dispatch(<Dispatch as SadBackend>::sad_render(
         sites.into_dispatch(),
         ids.into_dispatch(),
         geometry,
+        strategy,
     ))
 }
 
 #[cfg(feature = "cube")]
 fn fused_records(sites: Tensor<2>, view: ViewTransform) -> Tensor<2, Int> {
-    Tensor::from_dispatch(<Dispatch as SadBackend>::sad_pack_sites(
-        sites.into_dispatch(),
+    let call = KernelCall::on(&sites.device());
+    call.out(<Dispatch as SadKernels>::sad_pack_sites(
+        KernelCall::arg(sites),
         SiteRecordKind::Full,
         view,
     ))
@@ -166,9 +207,10 @@ fn fused_records(sites: Tensor<2>, view: ViewTransform) -> Tensor<2, Int> {
 
 #[cfg(feature = "cube")]
 fn fused_render_records(records: Tensor<2, Int>, candidates: &Candidates) -> Tensor<3> {
-    Tensor::from_dispatch(<Dispatch as SadBackend>::sad_render_records(
-        records.into_dispatch(),
-        candidates.ids().into_dispatch(),
+    let call = KernelCall::on(&records.device());
+    call.out(<Dispatch as SadKernels>::sad_render_records(
+        KernelCall::arg(records),
+        KernelCall::arg(candidates.ids()),
         candidates.geometry(),
     ))
 }

@@ -11,7 +11,7 @@ use burn_sad_kernels::sad::{
 };
 
 use super::SiteTable;
-use super::views::{SiteView, ViewImage};
+use super::view_image::{SiteView, ViewImage};
 
 /// The view's scale from the live sites of `sites` (`[capacity, 10]`): (lo, hi) of log τ, or
 /// (0, max |log anisotropy|).
@@ -55,14 +55,16 @@ pub(super) fn colours(view: SiteView, sites: &Tensor<2>, winners: Tensor<2, Int>
             SiteView::Anisotropy => ViewColours::Anisotropy,
             SiteView::Image | SiteView::Cells | SiteView::Dots => ViewColours::Cells,
         };
-        let image = Tensor::from_dispatch(
-            <burn::backend::Dispatch as super::SadBackend>::sad_view_colours(
-                sites.clone().into_dispatch(),
-                winners.into_dispatch(),
-                colours,
-                scale,
-            ),
-        );
+        use super::SadKernels;
+        use super::kernel_call::KernelCall;
+        use burn::backend::Dispatch;
+        let call = KernelCall::on(&sites.device());
+        let image = call.out(<Dispatch as SadKernels>::sad_view_colours(
+            KernelCall::arg(sites.clone()),
+            KernelCall::arg(winners),
+            colours,
+            scale,
+        ));
         return ViewImage { image, legend };
     }
     let ids = winners

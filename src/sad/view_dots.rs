@@ -7,7 +7,7 @@ use burn::tensor::{Tensor, TensorData};
 use burn_sad_kernels::sad::{POSITION, SITE_PARAMS};
 
 use super::sites::live_site_count;
-use super::views::ViewImage;
+use super::view_image::ViewImage;
 use super::{RenderReadySites, SiteTable};
 
 /// The 8 ring offsets around a site's pixel.
@@ -49,12 +49,14 @@ pub(super) fn dots(sites: &RenderReadySites, image: Tensor<3>) -> ViewImage {
         format!("dots: the render, each of the {count} live sites a white pixel ringed in black");
     #[cfg(feature = "cube")]
     if let Some(records) = sites.records() {
-        let marked = Tensor::from_dispatch(
-            <burn::backend::Dispatch as super::SadBackend>::sad_mark_sites(
-                records.clone().into_dispatch(),
-                image.into_dispatch(),
-            ),
-        );
+        use super::SadKernels;
+        use super::kernel_call::KernelCall;
+        use burn::backend::Dispatch;
+        let call = KernelCall::on(&image.device());
+        let marked: Tensor<3> = call.out(<Dispatch as SadKernels>::sad_mark_sites(
+            KernelCall::arg(records.clone()),
+            KernelCall::arg(image),
+        ));
         return ViewImage {
             image: marked.clamp(0.0, 1.0),
             legend,

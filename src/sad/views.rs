@@ -5,33 +5,8 @@
 use burn::tensor::{Int, Tensor, TensorData};
 use burn_sad_kernels::sad::K;
 
+use super::view_image::{SiteView, ViewImage};
 use super::{Candidates, RenderGeometry, RenderReadySites, SiteTable, blend_at, cell_of_pixel};
-
-/// What `sad render --view` shows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SiteView {
-    /// The render itself.
-    Image,
-    /// Each pixel in a colour of its winning site (a hash of the id), cell boundaries black.
-    Cells,
-    /// The winning site's log τ (sharpness) on a colour ramp from the sites' smallest value
-    /// (dark blue) through teal to the largest (yellow).
-    Tau,
-    /// The winning site's anisotropy: brightness grows with |log anisotropy| (grey where
-    /// round), the colour gives the long axis (red horizontal, green vertical, blue diagonal).
-    Anisotropy,
-    /// The render with each live site's position marked: a white pixel ringed in black.
-    Dots,
-}
-
-/// A debug view: the image (`[3, H, W]`, in [0, 1]) and a line that explains its colours.
-#[derive(Debug)]
-pub struct ViewImage {
-    /// `[3, height, width]`, in [0, 1].
-    pub image: Tensor<3>,
-    /// What the colours mean, with the view's scale.
-    pub legend: String,
-}
 
 /// The site that wins each pixel of the render of `sites` with `candidates`: `[height, width]`,
 /// −1 where no candidate is live. The winner kernel where CubeCL kernels run, else
@@ -104,10 +79,12 @@ pub fn render_view(
 fn fused_winners(records: Tensor<2, Int>, candidates: &Candidates) -> Tensor<2, Int> {
     use burn::backend::Dispatch;
 
-    use super::SadBackend;
-    Tensor::from_dispatch(<Dispatch as SadBackend>::sad_winners(
-        records.into_dispatch(),
-        candidates.ids().into_dispatch(),
+    use super::SadKernels;
+    use super::kernel_call::KernelCall;
+    let call = KernelCall::on(&records.device());
+    call.out(<Dispatch as SadKernels>::sad_winners(
+        KernelCall::arg(records),
+        KernelCall::arg(candidates.ids()),
         candidates.geometry(),
     ))
 }

@@ -6,6 +6,7 @@ use crate::common;
 
 use burn::tensor::{Device, Tensor, TensorData};
 use burn_sad::image::load_rgb;
+use burn_sad::sad::BackwardStrategy::Auto;
 use burn_sad::sad::fit::{
     FitError, FitOptions, Initialisation, StatisticsKind, TargetImage, Trainer, TrainingConfig,
     fit, prune_candidates, prune_sites, reference, site_statistics, squared_error_gradients,
@@ -57,9 +58,9 @@ fn the_gradient_pass_sums_removal_deltas_like_the_statistics_pass() {
     let sites = table.to_tensor(80, &device);
     let geometry = RenderGeometry::new(width, height);
     let candidates = Candidates::exact(&sites, geometry);
-    let (plain, none) = squared_error_gradients(&sites, &candidates, &target, false);
+    let (plain, none) = squared_error_gradients(&sites, &candidates, &target, false, Auto);
     assert!(none.is_none(), "no removal column was asked for");
-    let (grads, removal) = squared_error_gradients(&sites, &candidates, &target, true);
+    let (grads, removal) = squared_error_gradients(&sites, &candidates, &target, true, Auto);
     assert_eq!(grads.dims(), [80, 10]);
     assert_close(
         &values(grads),
@@ -100,11 +101,11 @@ fn squared_error_autodiff(
     values(tracked.grad(&grads).expect("the sites are tracked").inner())
 }
 
-/// The fit's gradient pass sums in fixed point where the device allows (`TableSums::Fixed`,
-/// unless `BURN_SAD_FIXED_SUMS=0`). Against the plain-tensor reference on a photo with soft
-/// sites, and against the render op's own backward (float sums, the same per-pixel terms) with
-/// soft sites and with sharp ones, whose largest per-site sums reach past [`FIXED_LIMIT`] (a
-/// single value that large would go to the global sums as a float).
+/// The fit's gradient pass sums in fixed point (`TableSums::Fixed`), under every backward
+/// strategy the device runs. Against the plain-tensor reference on a photo with soft sites, and
+/// against the render op's own backward (float sums, the same per-pixel terms) with soft sites
+/// and with sharp ones, whose largest per-site sums reach past [`FIXED_LIMIT`] (a single value
+/// that large would go to the global sums as a float).
 #[test]
 fn squared_error_gradients_match_the_reference_and_the_float_sums() {
     let device = device();
@@ -118,9 +119,19 @@ fn squared_error_gradients_match_the_reference_and_the_float_sums() {
         }
         let sites = table.to_tensor(100, &device);
         let candidates = Candidates::exact(&sites, geometry);
-        let (grads, _) = squared_error_gradients(&sites, &candidates, &target, false);
-        let grads = values(grads);
         let float_sums = squared_error_autodiff(|s| render(s, &candidates), &sites, &target);
+        for strategy in common::backward_strategies(&device, what) {
+            let (grads, _) = squared_error_gradients(&sites, &candidates, &target, false, strategy);
+            assert_close(
+                &values(grads),
+                &float_sums,
+                2e-5,
+                1e-5,
+                &format!("{what}, fixed-point sums under {strategy}, float sums"),
+            );
+        }
+        let (grads, _) = squared_error_gradients(&sites, &candidates, &target, false, Auto);
+        let grads = values(grads);
         if sharpen > 0.0 {
             let largest = float_sums.iter().fold(0f32, |m, v| m.max(v.abs()));
             assert!(

@@ -7,6 +7,7 @@ use crate::common;
 
 use burn::tensor::{Device, Tensor, TensorData};
 use burn_sad::image::load_rgb;
+use burn_sad::sad::BackwardStrategy::Auto;
 use burn_sad::sad::fit::{
     FitError, FitOptions, InitialShape, Initialisation, StatisticsKind, TargetImage, Trainer,
     TrainingConfig, masked_psnr, reference, site_statistics, squared_error_gradients,
@@ -57,7 +58,7 @@ fn the_loss_and_statistics_count_only_the_kept_pixels() {
     let candidates = Candidates::exact(&sites, geometry);
 
     // Gradients: the fused pass against autodiff of Σ keep·(render − target)².
-    let (grads, removal) = squared_error_gradients(&sites, &candidates, &marked, true);
+    let (grads, removal) = squared_error_gradients(&sites, &candidates, &marked, true, Auto);
     let tracked = sites.clone().autodiff().require_grad();
     let image = render_reference(tracked.clone(), candidates.ids(), geometry);
     let error = (image - target.pixels_tensor(&device)) * kept(&target, &device);
@@ -66,7 +67,14 @@ fn the_loss_and_statistics_count_only_the_kept_pixels() {
     let got = values(grads);
     assert_close(&got, &want, 2e-3, 2e-3, "masked gradients");
     let unmasked = values(
-        squared_error_gradients(&sites, &candidates, &target.pixels_tensor(&device), false).0,
+        squared_error_gradients(
+            &sites,
+            &candidates,
+            &target.pixels_tensor(&device),
+            false,
+            Auto,
+        )
+        .0,
     );
     assert!(
         got.iter().zip(&unmasked).any(|(a, b)| (a - b).abs() > 1e-3),

@@ -8,9 +8,11 @@ use crate::common;
 use burn::tensor::{Device, Distribution, Tensor, TensorData};
 use burn_sad::image::load_rgb;
 use burn_sad::sad::{
-    Candidates, RenderGeometry, RenderOnlyOptions, RenderReadySites, SadError, SiteTable,
-    exact_candidates, read_sites, render, render_ready, render_reference, render_sites, try_render,
+    BackwardStrategy, Candidates, RenderGeometry, RenderOnlyOptions, RenderReadySites, SadError,
+    SiteTable, exact_candidates, read_sites, render, render_ready, render_reference, render_sites,
+    render_with, try_render, try_render_with,
 };
+use burn_sad::ssim::uses_fused_kernels;
 use common::{assert_close, device, random_sites, values};
 
 const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/sad");
@@ -53,6 +55,21 @@ fn check_against_reference(table: &SiteTable, candidates: &Candidates, what: &st
         &device,
     );
     let (fused_image, fused_grad) = image_and_grad(|s| render(s, candidates), &sites, &upstream);
+    // Every backward strategy the device runs sums the same gradient, up to the order of float
+    // additions (the reference comparison below takes the default's).
+    for strategy in common::backward_strategies(&device, what) {
+        let (image, grad) =
+            image_and_grad(|s| render_with(s, candidates, strategy), &sites, &upstream);
+        assert_eq!(image, fused_image, "{what}: image under {strategy}");
+        let scale = fused_grad.iter().fold(0f32, |m, g| m.max(g.abs()));
+        assert_close(
+            &grad,
+            &fused_grad,
+            1e-5 * scale,
+            1e-4,
+            &format!("{what}: gradient under {strategy}"),
+        );
+    }
     // Render-only mode packs the records once and renders from them: the same image, bit for bit.
     let ready = values(render_ready(
         &RenderReadySites::new(sites.clone()),
@@ -170,6 +187,7 @@ fn gradients_match_finite_differences() {
             (2, 1e-3),
             (3, 1e-2),
             (4, 1e-2),
+            (5, 1e-2),
             (6, 1e-2),
             (9, 1e-3),
         ] {
@@ -198,6 +216,23 @@ fn gradients_match_finite_differences() {
         let numeric = derivative(&turned, 1e-3);
         let analytic = (grad[at(7)] * -uy + grad[at(8)] * ux) as f64;
         check(numeric, analytic, format!("site {site} direction"));
+        // And shorten it: with the turn, both direction columns are checked. Inside the unit
+        // circle the clamp never acts, so a one-sided difference (extrapolated as above) sees
+        // a smooth loss.
+        let scaled = |delta: f32| {
+            let mut v = base.clone();
+            v[at(7)] = ux * (1.0 + delta);
+            v[at(8)] = uy * (1.0 + delta);
+            v
+        };
+        let inward = |h: f32| (loss(&base) - loss(&scaled(-h))) / h as f64;
+        let numeric = 2.0 * inward(1e-2) - inward(2e-2);
+        let analytic = (grad[at(7)] * ux + grad[at(8)] * uy) as f64;
+        // Its gradients are small (0.004–0.05 here), so the bound is tighter than `check`'s.
+        assert!(
+            (numeric - analytic).abs() <= 1e-4 + 1e-2 * analytic.abs(),
+            "site {site} direction length: finite difference {numeric}, analytic {analytic}"
+        );
     }
 }
 
@@ -211,6 +246,16 @@ fn bad_render_inputs_are_rejected() {
         try_render(sites.clone().narrow(1, 0, 9), &candidates),
         Err(SadError::SitesShape(_))
     ));
+    // A plane strategy on a device whose kernels have no plane sums is one typed error; the
+    // reference render (no kernels) ignores the strategy.
+    for strategy in [BackwardStrategy::PlaneScan, BackwardStrategy::PlaneBallot] {
+        let result = try_render_with(sites.clone(), &candidates, strategy);
+        if strategy.supported(&device) || !uses_fused_kernels(&device) {
+            assert!(result.is_ok(), "{strategy}: {result:?}");
+        } else {
+            assert_eq!(result.unwrap_err(), SadError::UnsupportedStrategy(strategy));
+        }
+    }
     let no_size = SiteTable {
         width: 0,
         height: 0,

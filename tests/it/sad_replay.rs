@@ -39,8 +39,7 @@ fn trainer(replay: bool, iters: usize, device: &Device) -> Trainer {
 
 /// Whether this device records graphs (CubeCL without fusion), so that replays must happen.
 fn replays_here(device: &Device) -> bool {
-    let switched_off = std::env::var(burn_sad::sad::fit::REPLAY_ENV).as_deref() == Ok("0");
-    uses_fused_kernels(device) && !cfg!(feature = "fusion") && !switched_off
+    uses_fused_kernels(device) && !cfg!(feature = "fusion")
 }
 
 #[test]

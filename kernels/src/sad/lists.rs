@@ -23,16 +23,6 @@ pub fn cell_ids<N: Size>(candidates: &Tensor<Vector<i32, N>>, cell: usize) -> Ar
     ids
 }
 
-/// Slot `k` (a runtime index) of `cell`'s list: one load of the vector that holds it.
-#[cube]
-pub fn cell_id<N: Size>(candidates: &Tensor<Vector<i32, N>>, cell: usize, k: usize) -> i32 {
-    let lanes = candidates.vector_size();
-    lane_of::<N>(
-        candidates[cell * comptime![K / lanes] + k / lanes],
-        k % lanes,
-    )
-}
-
 /// Lane `lane` (a runtime index) of `ids`, chosen by comparisons (a dynamic extract goes
 /// through memory), so that a runtime loop can walk a vector a lane at a time.
 #[cube]

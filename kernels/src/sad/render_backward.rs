@@ -5,11 +5,11 @@ use cubecl::prelude::*;
 
 use super::blend::{blend_weights, blended_colour, slot_score, slot_weight};
 use super::layout::{COLOR, DIRECTION, K, LOG_ANISO, LOG_TAU, POSITION, RADIUS, SITE_PARAMS};
-use super::lists::{cell_id, cell_ids};
+use super::lists::cell_ids;
 use super::plane_runs::{PlaneSums, accumulate_plane};
 use super::record::{RECORD_WORDS, read_colour, read_site};
 use super::render::cell_of_pixel;
-use super::statistics::{removal_delta, slot_share};
+use super::statistics::removal_delta;
 use super::table_sums::TableSums;
 use super::tile_hash::{TileHash, accumulate, flush};
 
@@ -54,13 +54,12 @@ impl BackwardOutputs {
 /// with one global atomic add per column (see `TileHash`; `sums` is the table's form, see
 /// [`TableSums`]). Unless `plane_sums` is [`PlaneSums::Off`], runs of neighbouring lanes that
 /// hold the same site in a slot are summed with plane shuffles first, their runs found as it
-/// says (see `accumulate_plane`). With `sorted_slots` the loop visits the list's distinct sites in
-/// increasing id order instead, each once with its contribution scaled by the number of slots
-/// that hold it: neighbouring pixels usually hold the same sites in another rank order, and in
-/// id order they reach a shared site at the same step, so the runs the plane sums add up are
-/// longer (on the H200, 4 % off the loop of a 1920×1080 fit at 16 bpp, the same within noise
-/// on the smaller photos). Every unit reaches every barrier and every plane operation: pixels
-/// outside the image only contribute nothing.
+/// says (see `accumulate_plane`). The loop visits the list's distinct sites in increasing id
+/// order, each once with its contribution scaled by the number of slots that hold it:
+/// neighbouring pixels usually hold the same sites in another rank order, and in id order they
+/// reach a shared site at the same step, so the runs the plane sums add up are longer than in
+/// slot order. Every unit reaches every barrier and every plane operation: pixels outside the
+/// image only contribute nothing.
 ///
 /// `_min_cubes_per_sm` is the occupancy the launch asked the compiler for (CUDA: cubes per
 /// multiprocessor, see the workspace's `vendor/cubecl-llvm/PATCH.md`; 0 for none), and
@@ -85,7 +84,6 @@ pub fn render_backward_kernel<F: Float, N: Size>(
     #[comptime] outputs: BackwardOutputs,
     #[comptime] sums: TableSums,
     #[comptime] plane_sums: PlaneSums,
-    #[comptime] sorted_slots: bool,
     #[comptime] _min_cubes_per_sm: u32,
     #[comptime] _full_plane_masks: bool,
     #[define(F)] _dtype: ElemType,
@@ -146,19 +144,13 @@ pub fn render_backward_kernel<F: Float, N: Size>(
     // 1 450 shared atomics) and ~80 live values across the colour pass; on the H200 that took
     // 128 registers with spills and 1.9× the time of this loop (40 registers).
     let list = cell_ids::<N>(candidates, cell);
-    // With `sorted_slots`, step k takes the list's k-th smallest distinct id instead of slot k.
+    // Step k takes the list's k-th smallest distinct id, and how many of its slots hold it.
     let mut previous = (-1i32).runtime();
-    for k in 0..K {
-        // How many slots of the list hold `id` (with `sorted_slots`; 1 otherwise).
-        let mut copies = 1u32.runtime();
-        let id = if comptime![sorted_slots] {
-            let step = next_distinct(&list, previous);
-            copies = step.copies;
-            previous = step.id;
-            step.id
-        } else {
-            cell_id::<N>(candidates, cell, k)
-        };
+    for _ in 0..K {
+        let step = next_distinct(&list, previous);
+        let copies = step.copies;
+        previous = step.id;
+        let id = step.id;
         let record = read_site::<N>(records, id, site_count, RECORD_WORDS);
         let live = active && record.live;
         let site = if live { id as usize } else { 0usize };
@@ -201,17 +193,10 @@ pub fn render_backward_kernel<F: Float, N: Size>(
             contribution[DIRECTION] = dir_scale * score.dx;
             contribution[DIRECTION + 1] = dir_scale * score.dy;
             if comptime![outputs.removal] {
-                // Once per distinct site of the pixel, with its total weight: every slot of
-                // one site has the same weight.
-                let mut first = true;
-                let mut slots = copies;
-                if comptime![!sorted_slots] {
-                    let share = slot_share(&list, k, id);
-                    first = share.first;
-                    slots = share.slots;
-                }
-                if first && w > F::new(0.0) {
-                    let total = w * F::cast_from(slots);
+                // Once per distinct site of the pixel (each is visited once), with its total
+                // weight: every slot of one site has the same weight.
+                if w > F::new(0.0) {
+                    let total = weight;
                     contribution[SITE_PARAMS] =
                         removal_delta::<F>(&colour, total, &pred, &truth, err);
                 }

@@ -37,7 +37,8 @@ fn fit_options(args: &FitArgs) -> Result<FitOptions> {
         seed: args.seed,
         log_every: args.log_freq,
         fixed_rates: args.no_budget,
-        replay: true,
+        replay: !args.no_replay,
+        backward: args.backward_strategy,
     })
 }
 

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use anyhow::{Result, bail};
+use burn_sad::sad::BackwardStrategy;
 use burn_sad::sad::fit::{DEFAULT_LOG_EVERY, TrainingConfig};
 use clap::Args;
 
@@ -46,6 +47,15 @@ pub struct FitArgs {
     /// Train with the configured densify/prune percentiles instead of solving for a budget.
     #[arg(long, conflicts_with = "target_bpp")]
     pub no_budget: bool,
+    /// How the backward kernel sums a tile's gradients: auto (chosen from the device),
+    /// table-only, plane-scan or plane-ballot. Every form gives the same fit up to float
+    /// rounding; they differ in speed (for measuring them on a GPU).
+    #[arg(long, default_value_t = BackwardStrategy::Auto, value_name = "STRATEGY")]
+    pub backward_strategy: BackwardStrategy,
+    /// Launch every iteration op by op instead of replaying a recorded steady iteration (for
+    /// measuring the difference, or ruling graphs out).
+    #[arg(long)]
+    pub no_replay: bool,
     /// Output directory, created if missing; checked for writing before training.
     #[arg(long, default_value = "results")]
     pub out_dir: PathBuf,

@@ -190,9 +190,7 @@ pub fn fit_many(
     // turns (see `capture_gate`), but on the H200 six fits in flight took 14.44 s for issue 11's
     // 24 photos with replayed iterations against 12.64 s op by op, in one command (and 12.83 s
     // against 12.03 stepping in place on replay buffers without recording them, in another).
-    // `BURN_SAD_REPLAY=1` replays them anyway, to measure that again.
-    let replay_asked = std::env::var(crate::sad::fit::REPLAY_ENV).as_deref() == Ok("1");
-    fit.replay &= workers == 1 || replay_asked;
+    fit.replay &= workers == 1;
     // Worker w fits on device w mod n, so that every device gets its share of workers.
     let worker = |w: usize| Worker {
         images,

@@ -32,7 +32,7 @@ pub use step::{
     NeighbourLists, adam_step, diffuse_and_step, diffuse_and_step_keeping, tau_diffusion,
 };
 pub use target::TargetImage;
-pub use trainer::{REPLAY_ENV, Trainer, fit};
+pub use trainer::{Trainer, fit};
 pub use validate::KERNEL_MAX_SIDE;
 
 /// Why a fit could not start.

@@ -9,7 +9,7 @@ use super::densify::prune_candidates;
 use super::reference::site_statistics_reference;
 #[cfg(feature = "cube")]
 use crate::device::uses_fused_kernels;
-use crate::sad::{Candidates, SiteTable};
+use crate::sad::{BackwardStrategy, Candidates, SiteTable};
 
 pub(super) fn rows<const N: usize>(values: &[f32]) -> Vec<[f32; N]> {
     values
@@ -38,11 +38,17 @@ pub fn squared_error_gradients(
     candidates: &Candidates,
     target: &Tensor<3>,
     removal: bool,
+    strategy: BackwardStrategy,
 ) -> (Tensor<2>, Option<Tensor<1>>) {
     #[cfg(feature = "cube")]
     if uses_fused_kernels(&sites.device()) {
-        let grads =
-            dispatch::squared_error_gradients(sites.clone(), candidates, target.clone(), removal);
+        let grads = dispatch::squared_error_gradients(
+            sites.clone(),
+            candidates,
+            target.clone(),
+            removal,
+            strategy,
+        );
         if !removal {
             return (grads, None);
         }
@@ -50,6 +56,7 @@ pub fn squared_error_gradients(
         let delta = grads.clone().narrow(1, SITE_PARAMS, 1).reshape([capacity]);
         return (grads.narrow(1, 0, SITE_PARAMS), Some(delta));
     }
+    let _ = strategy;
     let tracked = sites.clone().autodiff().require_grad();
     let image =
         crate::sad::render_reference(tracked.clone(), candidates.ids(), candidates.geometry());
@@ -158,27 +165,32 @@ mod dispatch {
     use burn::tensor::Tensor;
     use burn_sad_kernels::sad::StatisticsKind;
 
-    use crate::sad::{Candidates, SadBackend};
+    use crate::sad::kernel_call::KernelCall;
+    use crate::sad::{BackwardStrategy, Candidates, SadKernels};
 
     pub fn squared_error_gradients(
         sites: Tensor<2>,
         candidates: &Candidates,
         target: Tensor<3>,
         removal: bool,
+        strategy: BackwardStrategy,
     ) -> Tensor<2> {
-        Tensor::from_dispatch(<Dispatch as SadBackend>::sad_squared_error_gradients(
-            sites.into_dispatch(),
-            candidates.ids().into_dispatch(),
-            target.into_dispatch(),
+        let call = KernelCall::on(&sites.device());
+        call.out(<Dispatch as SadKernels>::sad_squared_error_gradients(
+            KernelCall::arg(sites),
+            KernelCall::arg(candidates.ids()),
+            KernelCall::arg(target),
             candidates.geometry(),
             removal,
+            strategy,
         ))
     }
 
     pub fn prune(sites: Tensor<2>, removal: Tensor<1>, count: usize, norm: f32) -> Tensor<2> {
-        Tensor::from_dispatch(<Dispatch as SadBackend>::sad_prune(
-            sites.into_dispatch(),
-            removal.into_dispatch(),
+        let call = KernelCall::on(&sites.device());
+        call.out(<Dispatch as SadKernels>::sad_prune(
+            KernelCall::arg(sites),
+            KernelCall::arg(removal),
             count,
             norm,
         ))
@@ -190,10 +202,11 @@ mod dispatch {
         target: Tensor<3>,
         kind: StatisticsKind,
     ) -> Tensor<2> {
-        Tensor::from_dispatch(<Dispatch as SadBackend>::sad_site_statistics(
-            sites.into_dispatch(),
-            candidates.ids().into_dispatch(),
-            target.into_dispatch(),
+        let call = KernelCall::on(&sites.device());
+        call.out(<Dispatch as SadKernels>::sad_site_statistics(
+            KernelCall::arg(sites),
+            KernelCall::arg(candidates.ids()),
+            KernelCall::arg(target),
             candidates.geometry(),
             kind,
         ))

@@ -8,7 +8,7 @@ use burn::tensor::Tensor;
 use super::TrainingConfig;
 use super::budget::BudgetSolution;
 use super::init::Initialisation;
-use crate::sad::SiteTable;
+use crate::sad::{BackwardStrategy, SiteTable};
 
 /// Everything a fit needs besides the image.
 #[derive(Clone, Debug, PartialEq)]
@@ -31,8 +31,11 @@ pub struct FitOptions {
     /// Record a steady iteration (gradient pass, tau diffusion, Adam; no candidate update,
     /// densify or prune) as a device graph once and replay it for the others, on CubeCL
     /// devices without Burn's fusion: the same step, without the host's cost per kernel
-    /// launch. On by default; the environment variable `BURN_SAD_REPLAY=0` turns it off too.
+    /// launch. On by default.
     pub replay: bool,
+    /// How the backward kernel sums a tile's gradients (every form gives the same sums; see
+    /// [`BackwardStrategy`]): chosen from the device by default.
+    pub backward: BackwardStrategy,
 }
 
 /// Iterations between PSNR measurements by default, as the reference's `--log-freq`.
@@ -54,6 +57,7 @@ impl FitOptions {
             log_every: DEFAULT_LOG_EVERY,
             fixed_rates: false,
             replay: true,
+            backward: BackwardStrategy::Auto,
         }
     }
 }

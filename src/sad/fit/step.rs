@@ -154,7 +154,8 @@ mod dispatch {
     use burn::tensor::{Int, Tensor};
     use burn_sad_kernels::sad::AdamStep;
 
-    use crate::sad::{Candidates, SadBackend};
+    use crate::sad::kernel_call::KernelCall;
+    use crate::sad::{Candidates, SadKernels};
 
     pub fn tau_diffusion(
         sites: Tensor<2>,
@@ -163,10 +164,11 @@ mod dispatch {
         lambda: f32,
         passes: u32,
     ) -> Tensor<1> {
-        Tensor::from_dispatch(<Dispatch as SadBackend>::sad_tau_diffusion(
-            sites.into_dispatch(),
-            candidates.ids().into_dispatch(),
-            raw.into_dispatch(),
+        let call = KernelCall::on(&sites.device());
+        call.out(<Dispatch as SadKernels>::sad_tau_diffusion(
+            KernelCall::arg(sites),
+            KernelCall::arg(candidates.ids()),
+            KernelCall::arg(raw),
             candidates.geometry(),
             lambda,
             passes,
@@ -182,26 +184,23 @@ mod dispatch {
         step: AdamStep,
         (lambda, passes): (f32, u32),
     ) -> (Tensor<2>, Tensor<2>, Tensor<2, Int>) {
+        let call = KernelCall::on(&sites.device());
         let use_kept = kept.is_some();
         // Not read without lists to keep: an unfilled placeholder, no launch.
         let kept = kept.unwrap_or_else(|| Tensor::empty([1, 1], &sites.device()));
-        let (sites, state, lists) = <Dispatch as SadBackend>::sad_diffuse_and_step(
-            sites.into_dispatch(),
-            candidates.ids().into_dispatch(),
-            grads.into_dispatch(),
-            state.into_dispatch(),
-            kept.into_dispatch(),
+        let (sites, state, lists) = <Dispatch as SadKernels>::sad_diffuse_and_step(
+            KernelCall::arg(sites),
+            KernelCall::arg(candidates.ids()),
+            KernelCall::arg(grads),
+            KernelCall::arg(state),
+            KernelCall::arg(kept),
             use_kept,
             step,
             candidates.geometry(),
             lambda,
             passes,
         );
-        (
-            Tensor::from_dispatch(sites),
-            Tensor::from_dispatch(state),
-            Tensor::from_dispatch(lists),
-        )
+        (call.out(sites), call.out(state), call.out(lists))
     }
 
     pub fn adam_step(
@@ -211,13 +210,14 @@ mod dispatch {
         state: Tensor<2>,
         step: AdamStep,
     ) -> (Tensor<2>, Tensor<2>) {
-        let (sites, state) = <Dispatch as SadBackend>::sad_adam_step(
-            sites.into_dispatch(),
-            grads.into_dispatch(),
-            tau_grads.into_dispatch(),
-            state.into_dispatch(),
+        let call = KernelCall::on(&sites.device());
+        let (sites, state) = <Dispatch as SadKernels>::sad_adam_step(
+            KernelCall::arg(sites),
+            KernelCall::arg(grads),
+            KernelCall::arg(tau_grads),
+            KernelCall::arg(state),
             step,
         );
-        (Tensor::from_dispatch(sites), Tensor::from_dispatch(state))
+        (call.out(sites), call.out(state))
     }
 }

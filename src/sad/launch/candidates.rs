@@ -1,7 +1,5 @@
 //! Launches of the candidate-list kernels: random init, jump flood, propagation passes.
 
-use std::sync::OnceLock;
-
 use burn::backend::cubecl::dtype_to_storage_type;
 use burn::tensor::{DType, Shape};
 use burn_cubecl::{kernel::into_contiguous, tensor::CubeTensor};
@@ -16,7 +14,7 @@ use super::{
     capacity, cell_grid, empty_i32, empty_ids, expect_sites_and_lists, ids, site_grid, unfilled_ids,
 };
 use crate::launch::{
-    empty_contiguous, expect_dims, expect_len_at_least, expect_rows_of, launch_kernel, switch,
+    empty_contiguous, expect_dims, expect_len_at_least, expect_rows_of, launch_kernel,
 };
 use crate::sad::{PassConfig, RenderGeometry, SiteRecordKind, ViewTransform};
 
@@ -223,20 +221,12 @@ pub(super) fn candidate_pass(
     output
 }
 
-/// Set to `0` to have every kernel read site records word by word instead of in 16-byte vectors,
-/// for measuring both.
-pub const VECTOR_LOADS_ENV: &str = "BURN_SAD_VECTOR_LOADS";
-
 /// Words in one 16-byte load.
 const RANKING_LOAD_WORDS: usize = 4;
 
-/// Words per load of the site records ([`VECTOR_LOADS_ENV`]).
+/// Words per load of the site records: every kernel reads them in 16-byte vectors.
 pub(super) fn record_vector_size() -> usize {
-    static VECTOR_LOADS: OnceLock<Option<bool>> = OnceLock::new();
-    match switch(&VECTOR_LOADS, VECTOR_LOADS_ENV) {
-        Some(false) => 1,
-        _ => RANKING_LOAD_WORDS,
-    }
+    RANKING_LOAD_WORDS
 }
 
 /// Writes every active site into slot 0 of its cell, from the full records `records`.

@@ -1,11 +1,13 @@
 //! Launches of the SAD kernels on the CubeCL backend (every runtime): the render and its
 //! backward in `render`, the candidate kernels in `candidates`, the training steps in `train`,
-//! the device-side prune in `prune`, a replayed iteration's in `replay`; how the per-site sums
-//! are added on each runtime in `accumulation`, the backward's occupancy in `occupancy`.
+//! the device-side prune in `prune`, a replayed iteration's in `replay` (its step clock in
+//! `clock`); how the per-site sums are added on each runtime in `accumulation`, the backward's
+//! occupancy in `occupancy`.
 
 mod accumulation;
 mod adam;
 mod candidates;
+mod clock;
 mod occupancy;
 mod prune;
 mod render;
@@ -21,11 +23,15 @@ use burn_sad_kernels::sad::{
 };
 use cubecl::{CubeCount, CubeDim};
 
-use accumulation::{full_plane_masks, plane_sums, sorted_slots, table_sums};
+pub(crate) use accumulation::plane_sums_possible;
+use accumulation::{full_plane_masks, plane_sums, table_sums};
+use clock::Clock;
 use render::{backward, render_records};
-use replay::Clock;
 
-use super::{PassConfig, RenderGeometry, SadBackend, SiteRecordKind, ViewTransform};
+use super::{
+    BackwardStrategy, PassConfig, RenderGeometry, SadBackend, SadKernels, SiteRecordKind,
+    ViewTransform,
+};
 use crate::launch::{empty_contiguous, expect_dims, expect_rows_of};
 
 /// Units per side of the cubes of the per-cell candidate kernels.
@@ -147,6 +153,7 @@ impl SadBackend for CubeBackend {
         sites: CubeTensor,
         candidates: CubeTensor,
         geometry: RenderGeometry,
+        _strategy: BackwardStrategy,
     ) -> CubeTensor {
         let sites = into_contiguous(sites);
         let candidates = ids(candidates);
@@ -154,6 +161,22 @@ impl SadBackend for CubeBackend {
         render_records(candidates::site_records(&sites), candidates, geometry)
     }
 
+    fn sad_render_backward(
+        sites: CubeTensor,
+        candidates: CubeTensor,
+        grad_image: CubeTensor,
+        geometry: RenderGeometry,
+        strategy: BackwardStrategy,
+    ) -> CubeTensor {
+        let outputs = BackwardOutputs {
+            from_target: false,
+            removal: false,
+        };
+        backward(sites, candidates, grad_image, geometry, outputs, strategy)
+    }
+}
+
+impl SadKernels for CubeBackend {
     fn sad_render_records(
         records: CubeTensor,
         candidates: CubeTensor,
@@ -173,31 +196,19 @@ impl SadBackend for CubeBackend {
         render::winners(records, candidates, geometry)
     }
 
-    fn sad_render_backward(
-        sites: CubeTensor,
-        candidates: CubeTensor,
-        grad_image: CubeTensor,
-        geometry: RenderGeometry,
-    ) -> CubeTensor {
-        let outputs = BackwardOutputs {
-            from_target: false,
-            removal: false,
-        };
-        backward(sites, candidates, grad_image, geometry, outputs)
-    }
-
     fn sad_squared_error_gradients(
         sites: CubeTensor,
         candidates: CubeTensor,
         target: CubeTensor,
         geometry: RenderGeometry,
         removal: bool,
+        strategy: BackwardStrategy,
     ) -> CubeTensor {
         let outputs = BackwardOutputs {
             from_target: true,
             removal,
         };
-        backward(sites, candidates, target, geometry, outputs)
+        backward(sites, candidates, target, geometry, outputs, strategy)
     }
 
     fn sad_init_candidates(sites: CubeTensor, geometry: RenderGeometry, seed: u32) -> CubeTensor {
@@ -312,6 +323,7 @@ impl SadBackend for CubeBackend {
         step: AdamStep,
         geometry: RenderGeometry,
         passes: u32,
+        strategy: BackwardStrategy,
     ) -> (CubeTensor, CubeTensor, CubeTensor) {
         let clock = Clock { table: clock, tick };
         replay::step_in_place(
@@ -320,7 +332,7 @@ impl SadBackend for CubeBackend {
             target,
             clock,
             step,
-            (geometry, passes),
+            (geometry, passes, strategy),
         );
         (sites, state, lists)
     }

@@ -16,12 +16,6 @@
 
 use burn_cubecl::tensor::CubeTensor;
 
-/// Cubes per multiprocessor the backward asks for on CUDA: a number forces it (`0` asks for
-/// nothing: the compiler picks the registers, 4 cubes), unset or `auto` picks by the grid (see
-/// [`backward_cubes_per_sm`]), for measuring each.
-#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
-pub const BACKWARD_CUBES_ENV: &str = "BURN_SAD_BACKWARD_CUBES";
-
 /// Cubes of 256 units per multiprocessor that the backward gets without a hint (60 registers).
 #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
 const UNHINTED_CUBES: u32 = 4;
@@ -31,8 +25,8 @@ const UNHINTED_CUBES: u32 = 4;
 const MANY_WAVES: u32 = 8;
 
 /// The cubes per multiprocessor the backward kernel is compiled for on `tensor`'s runtime, for
-/// a launch of `grid_cubes` cubes: 0 (no hint) off CUDA. On CUDA, [`BACKWARD_CUBES_ENV`], or:
-/// 5 where the grid makes [`MANY_WAVES`] waves or more, else the fewer of 4 and 5 cubes
+/// a launch of `grid_cubes` cubes: 0 (no hint) off CUDA. On CUDA: 5 where the grid makes
+/// [`MANY_WAVES`] waves or more, else the fewer of 4 and 5 cubes
 /// that gives the fewest waves (0 for 4). Decided once per process, by its first launch (the
 /// compiler's hint is global, and the launch passes the value as a compile-time argument so the
 /// kernel cache keeps kernels of different hints apart): `sad fit` fits one image a process.
@@ -42,19 +36,13 @@ pub(super) fn backward_cubes_per_sm(tensor: &CubeTensor, grid_cubes: u32) -> u32
         use std::sync::OnceLock;
         static CUBES: OnceLock<u32> = OnceLock::new();
         return *CUBES.get_or_init(|| {
-            let forced = std::env::var(BACKWARD_CUBES_ENV)
-                .ok()
-                .and_then(|value| value.trim().parse::<u32>().ok());
             let multiprocessors = tensor
                 .client
                 .properties()
                 .hardware
                 .num_streaming_multiprocessors;
-            let cubes = match (forced, multiprocessors) {
-                (Some(cubes), _) => cubes.min(32),
-                (None, Some(multiprocessors)) => by_waves(grid_cubes, multiprocessors),
-                (None, None) => 0,
-            };
+            let cubes =
+                multiprocessors.map_or(0, |multiprocessors| by_waves(grid_cubes, multiprocessors));
             cubecl_llvm::nvptx::occupancy::set_min_cubes_per_sm("render_backward_kernel", cubes);
             cubes
         });

@@ -9,10 +9,10 @@ use burn_sad_kernels::sad::{
 
 use super::{
     candidates, capacity, empty_f32, empty_i32, expect_sites_and_lists, full_plane_masks, ids,
-    image_grid, image_grid_cubes, occupancy, plane_sums, sorted_slots, table_sums,
+    image_grid, image_grid_cubes, occupancy, plane_sums, table_sums,
 };
 use crate::launch::{expect_dims, launch_kernel};
-use crate::sad::RenderGeometry;
+use crate::sad::{BackwardStrategy, RenderGeometry};
 
 /// The render kernel over full site `records` (`[capacity, RECORD_WORDS]`, contiguous) and
 /// checked candidate lists. Every pixel is written; the image is allocated contiguous, as the
@@ -79,6 +79,7 @@ pub(super) fn backward(
     image: CubeTensor,
     geometry: RenderGeometry,
     outputs: BackwardOutputs,
+    strategy: BackwardStrategy,
 ) -> CubeTensor {
     let sites = into_contiguous(sites);
     let candidates = ids(candidates);
@@ -93,7 +94,7 @@ pub(super) fn backward(
     let (records, grads) = candidates::site_records_and_zeros(&sites, outputs.columns());
     let (count, dim) = image_grid(geometry);
     let cubes_per_sm = occupancy::backward_cubes_per_sm(&sites, image_grid_cubes(geometry));
-    let plane_sums = plane_sums(&sites);
+    let plane_sums = plane_sums(&sites, strategy);
     let full_masks = full_plane_masks(&sites, plane_sums);
     launch_kernel!(render_backward_kernel(
         &sites.client,
@@ -113,7 +114,6 @@ pub(super) fn backward(
         outputs,
         table_sums(&sites, outputs.from_target),
         plane_sums,
-        sorted_slots(),
         cubes_per_sm,
         full_masks,
         dtype_to_storage_type(sites.dtype),

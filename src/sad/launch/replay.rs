@@ -5,18 +5,18 @@
 use burn::backend::TensorMetadata;
 use burn_cubecl::{kernel::into_contiguous, tensor::CubeTensor};
 use burn_sad_kernels::sad::{
-    ADAM_STATE, AdamStep, BackwardOutputs, CLOCK_COLUMNS, K, advance_clock_kernel,
-    copy_state_kernel,
+    ADAM_STATE, AdamStep, BackwardOutputs, K, advance_clock_kernel, copy_state_kernel,
 };
 use cubecl::{CubeCount, CubeDim};
 
 use super::adam::launch_adam;
+use super::clock::Clock;
 use super::train::{diffuse, tau_neighbours};
 use super::{backward, capacity, expect_sites_and_lists, ids, site_grid};
-use crate::launch::{expect_dims, expect_len_at_least, launch_kernel};
-use crate::sad::RenderGeometry;
+use crate::launch::{expect_contiguous, expect_dims, launch_kernel};
+use crate::sad::{BackwardStrategy, RenderGeometry};
 
-/// One iteration of the summed squared error in place (see `SadBackend::sad_step_in_place`):
+/// One iteration of the summed squared error in place (see `SadKernels::sad_step_in_place`):
 /// the gradient pass, [`diffuse_and_step_in_place`], then the clock's advance.
 pub(super) fn step_in_place(
     (sites, state, lists): (&CubeTensor, &CubeTensor, &CubeTensor),
@@ -24,7 +24,7 @@ pub(super) fn step_in_place(
     target: CubeTensor,
     clock: Clock,
     step: AdamStep,
-    (geometry, passes): (RenderGeometry, u32),
+    (geometry, passes, strategy): (RenderGeometry, u32, BackwardStrategy),
 ) {
     let op = "sad_step_in_place";
     let candidates = ids(candidates);
@@ -41,7 +41,14 @@ pub(super) fn step_in_place(
         from_target: true,
         removal: false,
     };
-    let grads = backward(sites.clone(), candidates.clone(), target, geometry, outputs);
+    let grads = backward(
+        sites.clone(),
+        candidates.clone(),
+        target,
+        geometry,
+        outputs,
+        strategy,
+    );
     diffuse_and_step_in_place(
         (sites, state, lists),
         candidates,
@@ -56,16 +63,6 @@ pub(super) fn step_in_place(
         CubeDim::new_1d(1),
         clock.tick.into_tensor_arg(),
     ));
-}
-
-/// Panics unless `tensor` is contiguous, as a kernel that writes it in place indexes it.
-#[track_caller]
-fn expect_contiguous(op: &str, what: &str, tensor: &CubeTensor) {
-    assert!(
-        tensor.is_contiguous(),
-        "{op}: {what} must be one contiguous buffer, got strides {:?}",
-        tensor.meta.strides()
-    );
 }
 
 /// Units of one copy launch; each copies every `COPY_UNITS`-th word.
@@ -124,41 +121,6 @@ pub(super) fn copy_state(
         iteration,
         with_candidates,
     ));
-}
-
-/// The step clock of a replayed iteration (see `burn_sad_kernels::sad::clock_value`): the
-/// `[rows, CLOCK_COLUMNS]` f32 table and the u32 tick naming the row of this iteration.
-pub(super) struct Clock {
-    pub table: CubeTensor,
-    pub tick: CubeTensor,
-}
-
-impl Clock {
-    /// Panics unless the table is whole rows in one dimension and the tick one value.
-    #[track_caller]
-    fn expect_shapes(&self, op: &str) {
-        let table = self.table.shape();
-        assert!(
-            table.num_dims() == 1 && table[0].is_multiple_of(CLOCK_COLUMNS),
-            "{op}: the clock table is {:?}, expected [rows × {CLOCK_COLUMNS}]",
-            table.as_slice()
-        );
-        expect_len_at_least(op, "the clock tick", &self.tick, 1);
-        expect_contiguous(op, "the clock tick", &self.tick);
-    }
-
-    /// The clock buffers and `clocked` for a launch: a clock's own, or `unread_f32` and
-    /// `unread_u32` (any buffers; a launch without a clock reads neither).
-    pub(super) fn bind(
-        clock: Option<&Clock>,
-        unread_f32: &CubeTensor,
-        unread_u32: &CubeTensor,
-    ) -> (CubeTensor, CubeTensor, bool) {
-        match clock {
-            Some(clock) => (clock.table.clone(), clock.tick.clone(), true),
-            None => (unread_f32.clone(), unread_u32.clone(), false),
-        }
-    }
 }
 
 /// `diffuse_and_step` in place and on the clock, for an iteration recorded once and replayed:

@@ -10,7 +10,7 @@ use burn_sad_kernels::sad::{
 };
 
 use super::candidates::{record_vector_size, site_records_and_zeros};
-use super::replay::Clock;
+use super::clock::Clock;
 use super::{
     capacity, empty_f32, empty_i32, expect_sites_and_lists, ids, image_grid, site_grid, table_sums,
 };

@@ -3,13 +3,26 @@
 
 use burn::tensor::{Device, Tensor, TensorData};
 use burn_sad::device::{DeviceChoice, select_device};
-use burn_sad::sad::SiteTable;
+use burn_sad::sad::{BackwardStrategy, SiteTable};
 
 /// The device under test: `$BURN_SAD_DEVICE` (default `auto`; CI uses wgpu on lavapipe, and
 /// `flex` for the reference fallback).
 pub fn device() -> Device {
     let choice = DeviceChoice::from_env().expect("valid BURN_SAD_DEVICE");
     select_device(choice).expect("test device").0
+}
+
+/// The backward strategies `device` runs, every one of them where its kernels have plane sums;
+/// each one it cannot run is named on stderr (`what` says which test skips it), so a run that
+/// covers fewer is visible in the test's output.
+pub fn backward_strategies(device: &Device, what: &str) -> Vec<BackwardStrategy> {
+    let (run, skipped): (Vec<_>, Vec<_>) = BackwardStrategy::ALL
+        .into_iter()
+        .partition(|strategy| strategy.supported(device));
+    for strategy in skipped {
+        eprintln!("{what}: backward strategy {strategy} not run: this device has no plane sums");
+    }
+    run
 }
 
 /// Uniform [0, 1) data from a fixed seed, so failures reproduce.

@@ -6,8 +6,6 @@ mod phases;
 mod replay;
 mod warm_up;
 
-pub use replay::REPLAY_ENV;
-
 use std::time::Instant;
 
 use burn::tensor::{Device, Tensor};
@@ -69,6 +67,13 @@ impl Trainer {
     ) -> Result<Self, FitError> {
         let _share = DeviceShare::take();
         validate(&target, &options)?;
+        if !options.backward.supported(device) {
+            return Err(FitError::Config(format!(
+                "the backward strategy {} needs plane operations, which this device's kernels \
+                 do not have; use auto or table-only",
+                options.backward
+            )));
+        }
         let config = &options.config;
         let (width, height) = (target.width, target.height);
         let shape = InitialShape {

@@ -8,7 +8,7 @@ use super::{TAU_DIFFUSION_LAMBDA, Trainer};
 use crate::sad::fit::densify::{split_candidates, split_sites};
 use crate::sad::fit::ops::{prune_sites, removal_deltas, site_statistics, squared_error_gradients};
 use crate::sad::sites::upload_contiguous;
-use crate::sad::{Candidates, HilbertOrder, PropagationOptions, SiteTable, render};
+use crate::sad::{Candidates, HilbertOrder, PropagationOptions, SiteTable, render_with};
 use crate::ssim::{SsimOptions, fused_ssim};
 
 impl Trainer {
@@ -55,13 +55,14 @@ impl Trainer {
                 &self.candidates,
                 &self.target_tensor,
                 removal,
+                self.options.backward,
             );
         }
         let removal =
             removal.then(|| removal_deltas(&self.sites, &self.candidates, &self.target_tensor));
         let tracked = self.sites.clone().autodiff().require_grad();
         let size = [self.geometry.height, self.geometry.width];
-        let image = render(tracked.clone(), &self.candidates);
+        let image = render_with(tracked.clone(), &self.candidates, self.options.backward);
         let error = image.clone() - self.target_tensor.clone();
         let mut loss = (error.clone() * error).sum();
         let ssim = fused_ssim(

@@ -6,17 +6,15 @@
 //! neighbour lists and Adam runs: no candidate update, densify or prune, the squared-error loss
 //! only (see `Trainer::replays`). Its kernels then run in place on buffers the
 //! [`Replay`] owns, reading λ and Adam's bias corrections from a clock table on the device
-//! whose tick the iteration advances (see `SadBackend::sad_step_in_place`), so the recording
+//! whose tick the iteration advances (see `SadKernels::sad_step_in_place`), so the recording
 //! stays valid from one iteration to the next. A run of steady iterations (between two
 //! candidate updates, say) starts by copying the trainer's state into those buffers in one
 //! launch; the trainer then works on them directly, and the next other iteration replaces them
 //! with new tensors as it always does.
 //!
 //! Graphs are used on CubeCL devices (CUDA and HIP replay them as one dispatch; wgpu re-encodes
-//! the recorded dispatches), not under Burn's fusion, and not when [`REPLAY_ENV`] is `0`.
-
-#[cfg(feature = "cube")]
-use std::sync::OnceLock;
+//! the recorded dispatches), not under Burn's fusion, and not when
+//! [`FitOptions::replay`](crate::sad::fit::FitOptions::replay) is off.
 
 use burn::backend::{Backend, BackendGraph, Dispatch};
 use burn::tensor::{DType, Device, FloatDType, Int, IntDType, Tensor, TensorData};
@@ -25,12 +23,8 @@ use burn_sad_kernels::sad::{ADAM_STATE, CLOCK_COLUMNS, K, SITE_PARAMS};
 use super::{TAU_DIFFUSION_PASSES, Trainer};
 use crate::sad::fit::capture_gate;
 use crate::sad::fit::step::NeighbourLists;
-use crate::sad::{Candidates, SadBackend};
-
-/// Set to `0` to run every iteration op by op, never from a recorded graph (for measuring the
-/// difference, or ruling graphs out); `1` replays with several fits in flight on a device too,
-/// which [`fit_many`](crate::sad::dataset::fit_many) otherwise runs op by op.
-pub const REPLAY_ENV: &str = "BURN_SAD_REPLAY";
+use crate::sad::kernel_call::KernelCall;
+use crate::sad::{Candidates, SadKernels};
 
 /// The longest fit whose clock table is kept on the device (12 bytes per iteration); longer
 /// fits run op by op.
@@ -97,10 +91,7 @@ impl Replayer {
 /// Whether recorded iterations can run on `device` in this build.
 #[cfg(feature = "cube")]
 fn available(device: &Device) -> bool {
-    static SWITCH: OnceLock<Option<bool>> = OnceLock::new();
-    !cfg!(feature = "fusion")
-        && crate::launch::switch(&SWITCH, REPLAY_ENV) != Some(false)
-        && crate::device::uses_fused_kernels(device)
+    !cfg!(feature = "fusion") && crate::device::uses_fused_kernels(device)
 }
 
 /// Without CubeCL there are no kernels to record.
@@ -224,58 +215,56 @@ impl Replay {
     /// to iteration `it`, in one launch.
     fn load(&self, (sites, state, lists, candidates): TrainingState, it: usize) {
         // Word for word: every buffer in its 32-bit type (casts to the same type are free).
-        drop(<Dispatch as SadBackend>::sad_copy_state(
+        drop(<Dispatch as SadKernels>::sad_copy_state(
             sites.clone().cast(FloatDType::F32).into_dispatch(),
             state.clone().cast(FloatDType::F32).into_dispatch(),
             lists.clone().cast(IntDType::I32).into_dispatch(),
             candidates.clone().cast(IntDType::I32).into_dispatch(),
-            self.sites.clone().into_dispatch(),
-            self.state.clone().into_dispatch(),
-            self.lists.clone().into_dispatch(),
-            self.candidates.clone().into_dispatch(),
-            self.tick.clone().into_dispatch(),
+            KernelCall::arg(self.sites.clone()),
+            KernelCall::arg(self.state.clone()),
+            KernelCall::arg(self.lists.clone()),
+            KernelCall::arg(self.candidates.clone()),
+            KernelCall::arg(self.tick.clone()),
             Some(it as u32),
         ));
     }
 
     /// One iteration in place on the replay's buffers.
     fn step(&self, trainer: &Trainer) {
-        drop(<Dispatch as SadBackend>::sad_step_in_place(
-            self.sites.clone().into_dispatch(),
-            self.state.clone().into_dispatch(),
-            self.lists.clone().into_dispatch(),
-            self.candidates.clone().into_dispatch(),
-            trainer.target_tensor.clone().into_dispatch(),
-            self.clock.clone().into_dispatch(),
-            self.tick.clone().into_dispatch(),
+        drop(<Dispatch as SadKernels>::sad_step_in_place(
+            KernelCall::arg(self.sites.clone()),
+            KernelCall::arg(self.state.clone()),
+            KernelCall::arg(self.lists.clone()),
+            KernelCall::arg(self.candidates.clone()),
+            KernelCall::arg(trainer.target_tensor.clone()),
+            KernelCall::arg(self.clock.clone()),
+            KernelCall::arg(self.tick.clone()),
             // Its learning rates, decays and clamps; λ and the bias corrections come from the
             // clock, so the recording holds for every iteration.
             trainer.adam_parameters(1),
             trainer.geometry,
             TAU_DIFFUSION_PASSES,
+            trainer.options.backward,
         ));
     }
 
     /// Copies of the replay's sites, state and lists that later replays leave alone.
     pub(super) fn detached(&self) -> (Tensor<2>, Tensor<2>, Tensor<2, Int>) {
         let device = self.sites.device();
-        let (sites, state, lists, _, _) = <Dispatch as SadBackend>::sad_copy_state(
-            self.sites.clone().into_dispatch(),
-            self.state.clone().into_dispatch(),
-            self.lists.clone().into_dispatch(),
-            self.candidates.clone().into_dispatch(),
-            contiguous_f32(self.sites.dims(), &device).into_dispatch(),
-            contiguous_f32(self.state.dims(), &device).into_dispatch(),
-            contiguous_i32(self.lists.dims(), &device).into_dispatch(),
-            self.candidates.clone().into_dispatch(),
-            self.tick.clone().into_dispatch(),
+        let call = KernelCall::on(&device);
+        let (sites, state, lists, _, _) = <Dispatch as SadKernels>::sad_copy_state(
+            KernelCall::arg(self.sites.clone()),
+            KernelCall::arg(self.state.clone()),
+            KernelCall::arg(self.lists.clone()),
+            KernelCall::arg(self.candidates.clone()),
+            KernelCall::arg(contiguous_f32(self.sites.dims(), &device)),
+            KernelCall::arg(contiguous_f32(self.state.dims(), &device)),
+            KernelCall::arg(contiguous_i32(self.lists.dims(), &device)),
+            KernelCall::arg(self.candidates.clone()),
+            KernelCall::arg(self.tick.clone()),
             None,
         );
-        (
-            Tensor::from_dispatch(sites),
-            Tensor::from_dispatch(state),
-            Tensor::from_dispatch(lists),
-        )
+        (call.out(sites), call.out(state), call.out(lists))
     }
 }
 
