@@ -9,7 +9,6 @@ use burn_sad::sad::{
     Candidates, HilbertOrder, PropagationOptions, RenderGeometry, SiteTable, exact_candidates,
     f16_bits, f16_to_f32, jump_flood_reference, pack_sites_reference, ranking_view,
 };
-use burn_sad::ssim::uses_fused_kernels;
 use burn_sad_kernels::sad::{K, PACKED_WORDS, RANK_SQUEEZE, RANK_STRETCH, RANK_TAU};
 use common::{device, random_sites};
 
@@ -48,8 +47,9 @@ fn values_int(tensor: Tensor<2, Int>) -> Vec<i32> {
 #[test]
 fn propagation_finds_the_true_top_8() {
     let device = device();
-    if !uses_fused_kernels(&device) {
-        return; // Without CubeCL kernels the lists are the exact ones by construction.
+    // Without CubeCL kernels the lists are the exact ones by construction.
+    if !common::runs_kernels(&device, "propagation_finds_the_true_top_8") {
+        return;
     }
     let table = random_sites(700, 30, 67, 45, 5);
     let sites = table.to_tensor(table.sites.len(), &device);
@@ -76,8 +76,9 @@ fn propagation_finds_the_true_top_8() {
 #[test]
 fn the_flood_matches_its_host_reference() {
     let device = device();
-    if !uses_fused_kernels(&device) {
-        return; // Without CubeCL kernels the flood gives the exact lists.
+    // Without CubeCL kernels the flood gives the exact lists.
+    if !common::runs_kernels(&device, "the_flood_matches_its_host_reference") {
+        return;
     }
     for (width, height, steps) in [(45usize, 30usize, 6u32), (67, 45, 7)] {
         let mut table = random_sites(160, 12, width, height, steps as u64);

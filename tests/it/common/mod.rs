@@ -12,6 +12,19 @@ pub fn device() -> Device {
     select_device(choice).expect("test device").0
 }
 
+/// Whether `device` runs the CubeCL kernels: a test of a kernel that the reference fallback
+/// (Flex) does not have calls this first and returns when it is false, after a line on stderr
+/// that names the test, so a run that skipped it says so.
+pub fn runs_kernels(device: &Device, test: &str) -> bool {
+    let runs = burn_sad::device::uses_fused_kernels(device);
+    if !runs {
+        eprintln!(
+            "{test}: not run on this device: it has no CubeCL kernels (the reference ops run)"
+        );
+    }
+    runs
+}
+
 /// The backward strategies `device` runs, every one of them where its kernels have plane sums;
 /// each one it cannot run is named on stderr (`what` says which test skips it), so a run that
 /// covers fewer is visible in the test's output.
