@@ -1,6 +1,6 @@
 //! User-facing options of the SSIM ops.
 
-use burn_sad_kernels::ssim::{DEFAULT_RADIUS, DEFAULT_SIGMA};
+use burn_sad_kernels::ssim::{DEFAULT_RADIUS, DEFAULT_SIGMA, StripLayout};
 
 /// How the SSIM map treats the image border.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -27,6 +27,19 @@ impl std::str::FromStr for Padding {
     }
 }
 
+/// Shared memory an SSIM cube may use: the 32 KiB that Metal and most Vulkan drivers guarantee.
+pub(crate) const SHARED_BYTES: usize = 32 * 1024;
+
+/// The radius of the widest window the ops take (15 taps).
+const MAX_RADIUS: usize = 7;
+
+/// Whether one strip of `rows` rows per unit, staging `maps` f32 maps for the widest window,
+/// fits [`SHARED_BYTES`]: the least a layout must allow.
+const fn one_strip_fits(rows: usize, maps: usize) -> bool {
+    let strip = StripLayout { rows, strips: 1 };
+    rows >= 1 && strip.staged_len(MAX_RADIUS, maps) * 4 <= SHARED_BYTES
+}
+
 /// How the 2D and 3D SSIM kernels split an output tile among a cube's units: each cube covers
 /// 32 columns and `rows · strips` rows of one plane; each unit owns one column and `rows` output
 /// rows, and `strips` units stack in a column. More rows per unit blur fewer apron rows per
@@ -47,11 +60,13 @@ impl std::str::FromStr for Padding {
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct SsimLayout {
-    /// Output rows per unit of the forward kernel, 1 to 64.
+    /// Output rows per unit of the forward kernel, 1 to 75 (one strip of them, staging both
+    /// images for a 15-tap window, fits 32 KiB).
     pub forward_rows: usize,
     /// Units per column of a forward cube: a power of two, 1 to 32.
     pub forward_strips: usize,
-    /// Output rows per unit of the backward kernel, 1 to 64.
+    /// Output rows per unit of the backward kernel, 1 to 30 (one strip of them, staging four
+    /// partial maps for a 15-tap window, fits 32 KiB).
     pub backward_rows: usize,
     /// Units per column of a backward cube: a power of two, 1 to 32.
     pub backward_strips: usize,
@@ -67,12 +82,14 @@ impl SsimLayout {
         backward_strips: 4,
     };
 
-    /// Whether every field is in its range.
+    /// Whether every field is in its range: whatever the window and the tracked inputs, one
+    /// strip of rows fits the shared memory every runtime has (the kernels take fewer strips
+    /// than asked where the staged tile would not fit).
     pub fn is_valid(&self) -> bool {
-        let rows = |rows: usize| (1..=64).contains(&rows);
         let strips = |strips: usize| strips.is_power_of_two() && strips <= 32;
-        rows(self.forward_rows)
-            && rows(self.backward_rows)
+        // The forward stages both images; the backward up to four partial maps.
+        one_strip_fits(self.forward_rows, 2)
+            && one_strip_fits(self.backward_rows, 4)
             && strips(self.forward_strips)
             && strips(self.backward_strips)
     }
@@ -107,7 +124,8 @@ impl std::str::FromStr for SsimLayout {
             Ok(layout)
         } else {
             Err(format!(
-                "bad SSIM layout `{s}`: rows must be 1 to 64, strips a power of two up to 32"
+                "bad SSIM layout `{s}`: forward rows must be 1 to 75, backward rows 1 to 30, \
+                 strips a power of two up to 32"
             ))
         }
     }

@@ -6,34 +6,46 @@ use crate::common;
 use burn::tensor::Tensor;
 use burn_sad::image::load_rgb;
 use burn_sad::ssim::{
-    Padding, SsimError, SsimOptions, fused_ssim, ssim_reference, try_fused_ssim, uses_fused_kernels,
+    Padding, SsimError, SsimLayout, SsimOptions, fused_ssim, ssim_reference, try_fused_ssim,
+    uses_fused_kernels,
 };
 use common::{
-    UPSTREAM, assert_close, assert_matches_central_differences, device, pair, random,
+    SAME, UPSTREAM, VALID, assert_close, assert_matches_central_differences, device, pair, random,
     value_and_grads, values,
 };
 
-const SAME: SsimOptions = SsimOptions {
-    padding: Padding::Same,
-    window: 11,
-    sigma: 1.5,
-    ..SsimOptions::DEFAULT
-};
-const VALID: SsimOptions = SsimOptions {
-    padding: Padding::Valid,
-    window: 11,
-    sigma: 1.5,
-    ..SsimOptions::DEFAULT
-};
-
 fn check_against_reference(shape: [usize; 4], options: SsimOptions, seed: u64) {
+    check_layouts_against_reference(shape, options, &[options.layout], seed);
+}
+
+/// [`check_against_reference`] under each of `layouts`, against one reference evaluation.
+fn check_layouts_against_reference(
+    shape: [usize; 4],
+    options: SsimOptions,
+    layouts: &[SsimLayout],
+    seed: u64,
+) {
     let device = device();
     let (img1, img2) = pair(shape, seed, &device);
-    let (fused, fused_g1, fused_g2) =
-        value_and_grads(|a, b| fused_ssim(a, b, options), &img1, &img2);
     let (reference, ref_g1, ref_g2) =
         value_and_grads(|a, b| ssim_reference(a, b, options), &img1, &img2);
-    let what = format!("{shape:?} {:?}", options.padding);
+    for &layout in layouts {
+        let options = options.with_layout(layout);
+        let what = format!("{shape:?} {:?} {layout:?}", options.padding);
+        let fused = value_and_grads(|a, b| fused_ssim(a, b, options), &img1, &img2);
+        let reference = (reference, ref_g1.clone(), ref_g2.clone());
+        compare_with_reference(fused, reference, (&img1, &img2), options, &what);
+    }
+}
+
+/// The fused value and gradients against the reference's, and the no-grad path's value.
+fn compare_with_reference(
+    (fused, fused_g1, fused_g2): (f32, Vec<f32>, Vec<f32>),
+    (reference, ref_g1, ref_g2): (f32, Vec<f32>, Vec<f32>),
+    (img1, img2): (&Tensor<4>, &Tensor<4>),
+    options: SsimOptions,
+    what: &str,
+) {
     assert_close(&[fused], &[reference], 1e-6, 1e-5, &format!("{what} value"));
     let scale = ref_g1.iter().fold(0f32, |m, g| m.max(g.abs()));
     assert!(scale > 0.0, "{what}: the reference gradient is all zero");
@@ -41,7 +53,7 @@ fn check_against_reference(shape: [usize; 4], options: SsimOptions, seed: u64) {
     assert_close(&fused_g1, &ref_g1, atol, 1e-3, &format!("{what} d/dimg1"));
     assert_close(&fused_g2, &ref_g2, atol, 1e-3, &format!("{what} d/dimg2"));
     // The no-grad path is its own kernel: it must give the same value.
-    let untracked = values(fused_ssim(img1, img2, options))[0];
+    let untracked = values(fused_ssim(img1.clone(), img2.clone(), options))[0];
     assert_close(
         &[untracked],
         &[fused],
@@ -73,6 +85,60 @@ fn matches_reference_1x4x128x97() {
 fn matches_reference_3x1x300x451() {
     check_against_reference([3, 1, 300, 451], SAME, 7);
     check_against_reference([3, 1, 300, 451], VALID, 8);
+}
+
+/// The kernels' layouts (a speed choice only) all compute the reference's values and
+/// gradients, on a shape that spans several tiles of each; a layout out of range is an error.
+#[test]
+fn every_layout_matches_reference() {
+    let layouts = [
+        SsimLayout::DEFAULT,
+        SsimLayout {
+            forward_rows: 1,
+            forward_strips: 1,
+            backward_rows: 1,
+            backward_strips: 1,
+        },
+        SsimLayout {
+            forward_rows: 8,
+            forward_strips: 8,
+            backward_rows: 4,
+            backward_strips: 2,
+        },
+        // More strips than the shared-memory budget takes: the launch halves them.
+        SsimLayout {
+            forward_rows: 16,
+            forward_strips: 32,
+            backward_rows: 8,
+            backward_strips: 32,
+        },
+    ];
+    check_layouts_against_reference([1, 1, 90, 45], SAME, &layouts, 20);
+    check_layouts_against_reference([1, 1, 70, 45], VALID, &layouts, 21);
+    let (a, b) = pair([1, 1, 16, 16], 40, &device());
+    for bad in [
+        SsimLayout {
+            forward_strips: 3,
+            ..SsimLayout::DEFAULT
+        },
+        SsimLayout {
+            forward_rows: 76,
+            ..SsimLayout::DEFAULT
+        },
+        SsimLayout {
+            backward_rows: 31,
+            ..SsimLayout::DEFAULT
+        },
+        SsimLayout {
+            backward_rows: 0,
+            ..SsimLayout::DEFAULT
+        },
+    ] {
+        assert_eq!(
+            try_fused_ssim(a.clone(), b.clone(), SAME.with_layout(bad)).unwrap_err(),
+            SsimError::BadLayout(bad)
+        );
+    }
 }
 
 #[test]

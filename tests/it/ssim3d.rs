@@ -6,24 +6,11 @@ use crate::common;
 use burn::tensor::{Tensor, TensorData};
 use burn_sad::image::load_rgb;
 use burn_sad::ssim::{
-    Padding, SsimError, SsimOptions, fused_ssim3d, ssim3d_reference, try_fused_ssim3d,
+    Padding, SsimError, SsimLayout, SsimOptions, fused_ssim3d, ssim3d_reference, try_fused_ssim3d,
 };
 use common::{
-    UPSTREAM, assert_close, assert_matches_central_differences, device, pair, random,
+    SAME, UPSTREAM, VALID, assert_close, assert_matches_central_differences, device, pair, random,
     value_and_grads, values,
-};
-
-const SAME: SsimOptions = SsimOptions {
-    padding: Padding::Same,
-    window: 11,
-    sigma: 1.5,
-    ..SsimOptions::DEFAULT
-};
-const VALID: SsimOptions = SsimOptions {
-    padding: Padding::Valid,
-    window: 11,
-    sigma: 1.5,
-    ..SsimOptions::DEFAULT
 };
 
 fn check_volumes(vol1: &Tensor<5>, vol2: &Tensor<5>, options: SsimOptions, what: &str) {
@@ -82,6 +69,17 @@ fn deep_volumes_span_several_depth_chunks() {
     // 37 slices: three depth chunks, the last one partial.
     check_against_reference([1, 1, 37, 9, 40], SAME, 5);
     check_against_reference([1, 1, 37, 12, 13], VALID, 6);
+}
+
+#[test]
+fn other_layouts_match_reference() {
+    let layout = SsimLayout {
+        forward_rows: 4,
+        forward_strips: 2,
+        backward_rows: 2,
+        backward_strips: 8,
+    };
+    check_against_reference([1, 2, 19, 37, 21], SAME.with_layout(layout), 12);
 }
 
 #[test]

@@ -10,12 +10,10 @@ use cubecl::{CubeCount, CubeDim};
 
 mod volume;
 
+use super::options::SHARED_BYTES;
 use super::{SsimBackend, SsimKernelConfig, backend::stacked_shape};
 use crate::launch::{empty_contiguous, expect_dims, launch_kernel};
 use volume::{backward_volume, forward_volume};
-
-/// Shared memory a cube may use: the 32 KiB that Metal and most Vulkan drivers guarantee.
-const SHARED_BYTES: usize = 32 * 1024;
 
 /// The forward's (`forward`) or the backward's strips of `config`'s layout for a kernel staging
 /// `maps` maps: its rows per unit and as many strips (at most its strips) as fit the

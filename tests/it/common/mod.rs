@@ -4,6 +4,7 @@
 use burn::tensor::{Device, Tensor, TensorData};
 use burn_sad::device::{DeviceChoice, select_device};
 use burn_sad::sad::{BackwardStrategy, SiteTable};
+use burn_sad::ssim::{Padding, SsimOptions};
 
 /// The device under test: `$BURN_SAD_DEVICE` (default `auto`; CI uses wgpu on lavapipe, and
 /// `flex` for the reference fallback).
@@ -37,6 +38,14 @@ pub fn backward_strategies(device: &Device, what: &str) -> Vec<BackwardStrategy>
     }
     run
 }
+
+/// The reference SSIM definition with `same` padding (11 taps, σ = 1.5).
+pub const SAME: SsimOptions = SsimOptions::DEFAULT;
+/// The reference SSIM definition with `valid` padding.
+pub const VALID: SsimOptions = SsimOptions {
+    padding: Padding::Valid,
+    ..SsimOptions::DEFAULT
+};
 
 /// Uniform [0, 1) data from a fixed seed, so failures reproduce.
 pub fn random<const D: usize>(shape: [usize; D], seed: u64, device: &Device) -> Tensor<D> {
