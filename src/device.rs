@@ -27,9 +27,10 @@ pub fn uses_fused_kernels(device: &Device) -> bool {
 }
 
 /// Whether the SAD backward's plane sums can run on `device` (see
-/// [`BackwardStrategy`](crate::sad::BackwardStrategy)): a CubeCL runtime whose compiler has plane
-/// operations in two-dimensional cubes. WGSL has subgroups but takes no subgroup id in a
-/// two-dimensional workgroup, so the default `wgpu` runtime runs without them.
+/// [`BackwardStrategy`](crate::sad::BackwardStrategy)): a CubeCL runtime with plane operations,
+/// or the SPIR-V compiler of the `vulkan` feature (on any Vulkan device, CPU adapters too). WGSL
+/// has subgroups but takes no subgroup id in a two-dimensional workgroup, so the default `wgpu`
+/// runtime runs without them.
 pub fn has_plane_sums(device: &Device) -> bool {
     #[cfg(feature = "cube")]
     if let burn::backend::DispatchDevice::Cube(cube) = device.as_dispatch().clone().inner() {

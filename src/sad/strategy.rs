@@ -11,10 +11,10 @@
 /// last lane adds the total to the table, which replaces a run of conflicting shared-memory
 /// atomics on one entry by a few shuffles.
 ///
-/// [`Auto`](Self::Auto), the default, picks [`PlaneBallot`](Self::PlaneBallot) where the device
-/// has plane operations and float atomic adds in shared memory, and
-/// [`TableOnly`](Self::TableOnly) elsewhere; `benches/RESULTS.md` has the measurements behind
-/// it. The explicit forms need what they use: [`supported`](Self::supported) says whether a
+/// [`Auto`](Self::Auto), the default, picks [`PlaneBallot`](Self::PlaneBallot) where CubeCL
+/// marks the device as having plane operations and it adds floats in shared memory natively
+/// (CUDA, HIP, Vulkan GPUs with subgroups), and [`TableOnly`](Self::TableOnly) elsewhere;
+/// `benches/RESULTS.md` has the measurements behind it. The explicit forms need what they use: [`supported`](Self::supported) says whether a
 /// device has it, and the render refuses a form its device lacks.
 ///
 /// ```
@@ -59,9 +59,10 @@ impl BackwardStrategy {
     }
 
     /// Whether the device can run this strategy: [`Auto`](Self::Auto) and
-    /// [`TableOnly`](Self::TableOnly) everywhere, the plane forms where the device's
-    /// compiled kernels have plane operations in two-dimensional cubes. False without a CubeCL
-    /// runtime (the reference render has no backward kernel: any strategy is ignored there).
+    /// [`TableOnly`](Self::TableOnly) everywhere, the plane forms where the device's kernels
+    /// have plane operations in two-dimensional cubes (see
+    /// [`has_plane_sums`](crate::device::has_plane_sums)). The plane forms are false without
+    /// CubeCL kernels, where the reference render runs and ignores the strategy.
     pub fn supported(self, device: &burn::tensor::Device) -> bool {
         !self.uses_planes() || crate::device::has_plane_sums(device)
     }

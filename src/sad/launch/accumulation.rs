@@ -55,15 +55,28 @@ pub(super) fn table_sums(tensor: &CubeTensor, fixed_scale: bool) -> TableSums {
     }
 }
 
-/// Whether plane sums can run on `client`'s runtime: plane operations in two-dimensional cubes
-/// (WGSL takes no subgroup id in a two-dimensional workgroup).
+/// Whether plane sums can run on `client`'s runtime: a runtime with plane operations, or
+/// CubeCL's SPIR-V compiler, whose subgroup operations run on Vulkan CPU adapters (lavapipe)
+/// too, though CubeCL does not mark those as having plane operations; never WGSL, which takes
+/// no subgroup id in a two-dimensional workgroup.
 pub(crate) fn plane_sums_possible(client: &Client) -> bool {
-    client.name() != "wgpu" && client.properties().features.plane.contains(Plane::Ops)
+    match client.name() {
+        "wgpu" => false,
+        "wgpu<spirv>" => true,
+        _ => has_plane_ops(client),
+    }
+}
+
+/// Whether CubeCL marks `client`'s device as having plane operations.
+fn has_plane_ops(client: &Client) -> bool {
+    client.properties().features.plane.contains(Plane::Ops)
 }
 
 /// The plane sums `strategy` asks for on the runtime of `tensor` (see [`BackwardStrategy`]):
-/// [`BackwardStrategy::Auto`] takes the ballot where plane sums can run and shared float
-/// atomics are native (where it was measured), and no plane sums elsewhere.
+/// [`BackwardStrategy::Auto`] takes the ballot where plane sums can run, CubeCL marks the
+/// device as having plane operations and shared float atomics are native (CUDA, where it was
+/// measured; HIP; Vulkan GPUs with subgroups on the `vulkan` feature), and no plane sums
+/// elsewhere.
 ///
 /// # Panics
 /// If `strategy` asks for plane sums on a runtime without them (the public ops check this first).
@@ -76,7 +89,11 @@ pub(super) fn plane_sums(tensor: &CubeTensor, strategy: BackwardStrategy) -> Pla
         tensor.client.name()
     );
     match strategy {
-        BackwardStrategy::Auto if possible && native_shared_atomics(&tensor.client) => {
+        BackwardStrategy::Auto
+            if possible
+                && has_plane_ops(&tensor.client)
+                && native_shared_atomics(&tensor.client) =>
+        {
             PlaneSums::Ballot
         }
         BackwardStrategy::Auto | BackwardStrategy::TableOnly => PlaneSums::Off,
