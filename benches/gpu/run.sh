@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # On the GPU machine, from the repository root: builds the reference SAD CUDA trainer from a
 # fetched copy of LuckyIYI/SAD (default .ref/sad, kept out of git), unpacks our CUDA binaries
-# (.bin/*.xz, built on a CPU machine, see benches/gpu/README.md), runs the CUDA builds of the
-# SAD tests found there (*_test), then, if `sad` is there, benches/gpu/fit_table.py. What it
+# (.bin/*.xz, built on a CPU machine, see benches/gpu/README.md), runs the CUDA build of the
+# integration tests found there (`it_test`: its SAD modules, every backward strategy the H200
+# runs among them), then, if `sad` is there, benches/gpu/fit_table.py. What it
 # prints is also saved under $OUT. The reference build is kept in /tmp for later calls.
 #
 # Usage: bash benches/gpu/run.sh [--quick] [--no-extras] [--no-tests] [--no-race]   (binaries in .bin, or BIN=dir)
@@ -57,12 +58,11 @@ done
 # A fresh machine: the kernel cache starts empty, so the first run shows the compile time.
 export XDG_CACHE_HOME="$WORK/cache"
 
-if [ "$tests" = 1 ]; then
-  for test in "$bin"/sad_*test; do
-    [ -e "$test" ] || continue
-    echo "== $(basename "$test") on CUDA"
-    BURN_SAD_DEVICE=cuda "$test" --test-threads 1 2>&1 | tail -n 25 | tee -a "$OUT/tests.txt"
-  done
+if [ "$tests" = 1 ] && [ -e "$bin/it_test" ]; then
+  echo "== the SAD integration tests on CUDA"
+  BURN_SAD_DEVICE=cuda "$bin/it_test" --test-threads 1 ${TESTS:-sad_fit:: sad_step:: sad_render:: \
+    sad_candidates:: sad_files:: sad_views:: sad_replay:: sad_mask::} 2>&1 | tail -n 40 \
+    | tee -a "$OUT/tests.txt"
 fi
 
 [ -x "$bin/sad" ] && [ "$race" = 1 ] || exit 0
