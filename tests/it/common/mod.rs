@@ -19,9 +19,9 @@ pub fn device() -> Device {
 pub fn runs_kernels(device: &Device, test: &str) -> bool {
     let runs = burn_sad::device::uses_fused_kernels(device);
     if !runs {
-        eprintln!(
+        say(&format!(
             "{test}: not run on this device: it has no CubeCL kernels (the reference ops run)"
-        );
+        ));
     }
     runs
 }
@@ -34,9 +34,18 @@ pub fn backward_strategies(device: &Device, what: &str) -> Vec<BackwardStrategy>
         .into_iter()
         .partition(|strategy| strategy.supported(device));
     for strategy in skipped {
-        eprintln!("{what}: backward strategy {strategy} not run: this device has no plane sums");
+        say(&format!(
+            "{what}: backward strategy {strategy} not run: this device has no plane sums"
+        ));
     }
     run
+}
+
+/// Writes `line` to the process's stderr past libtest's capture (which keeps a passing test's
+/// `eprintln!` to itself), so that what a test could not check shows in every run's output.
+pub fn say(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{line}");
 }
 
 /// The reference SSIM definition with `same` padding (11 taps, σ = 1.5).
