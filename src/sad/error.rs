@@ -101,9 +101,6 @@ pub enum SadError {
     ViewNeedsKernels,
     /// The backward strategy asks for plane sums on a device without them (see
     /// [`BackwardStrategy::supported`](super::BackwardStrategy::supported)).
-    #[error(
-        "render: the backward strategy {0} needs plane operations, which this device's \
-         kernels do not have; use auto or table-only"
-    )]
+    #[error("render: {}", .0.unsupported_reason())]
     UnsupportedStrategy(super::BackwardStrategy),
 }

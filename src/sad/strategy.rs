@@ -66,6 +66,16 @@ impl BackwardStrategy {
     pub fn supported(self, device: &burn::tensor::Device) -> bool {
         !self.uses_planes() || crate::device::has_plane_sums(device)
     }
+
+    /// The one line that says why a device without plane sums cannot run this strategy (the
+    /// render's [`SadError::UnsupportedStrategy`](super::SadError::UnsupportedStrategy), a
+    /// fit's configuration error and the launch's assertion all say it).
+    pub(crate) fn unsupported_reason(self) -> String {
+        format!(
+            "the backward strategy {self} needs plane operations, which this device's kernels \
+             do not have; use auto or table-only"
+        )
+    }
 }
 
 impl std::fmt::Display for BackwardStrategy {

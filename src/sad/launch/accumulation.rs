@@ -84,9 +84,9 @@ pub(super) fn plane_sums(tensor: &CubeTensor, strategy: BackwardStrategy) -> Pla
     let possible = plane_sums_possible(&tensor.client);
     assert!(
         possible || !strategy.uses_planes(),
-        "the SAD backward strategy {strategy} needs plane operations, which the {} runtime \
-         does not have in two-dimensional cubes",
-        tensor.client.name()
+        "SAD backward on {}: {}",
+        tensor.client.name(),
+        strategy.unsupported_reason()
     );
     match strategy {
         BackwardStrategy::Auto

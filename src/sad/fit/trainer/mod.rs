@@ -68,11 +68,7 @@ impl Trainer {
         let _share = DeviceShare::take();
         validate(&target, &options)?;
         if !options.backward.supported(device) {
-            return Err(FitError::Config(format!(
-                "the backward strategy {} needs plane operations, which this device's kernels \
-                 do not have; use auto or table-only",
-                options.backward
-            )));
+            return Err(FitError::Config(options.backward.unsupported_reason()));
         }
         let config = &options.config;
         let (width, height) = (target.width, target.height);
