@@ -1,17 +1,15 @@
 //! The browser viewer: a static page (`viewer/` in the repository, built into the library) that
 //! renders a `*_sites.txt` on WebGPU with the WGSL that CubeCL compiles from the library's own
-//! kernels, and the loopback server behind `sad view`.
+//! kernels: the page's files and the kernels' manifest, which `sad view` serves or exports.
 
 mod candidate_kernels;
 mod export;
 mod image_kernels;
 mod kernels;
-mod server;
 mod site;
 
 pub use export::{ExportedKernel, KernelArg};
 pub use kernels::viewer_kernels;
-pub use server::{SITES_NAME, TARGET_NAME, ViewerServer};
 pub use site::{MANIFEST, PAGE_FILES, PageFile, manifest_json, write_page};
 
 /// Why the viewer could not be built or served.

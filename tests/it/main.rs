@@ -3,13 +3,8 @@
 //! `cargo test --test it -- ssim:: sad_render::`. The device is `$BURN_SAD_DEVICE`'s (see
 //! `common::device`).
 
-mod cli_support;
 mod common;
 
-mod cli;
-mod cli_dataset;
-mod cli_edges;
-mod cli_messages;
 mod fuzz_bodies;
 mod sad_candidates;
 mod sad_files;
@@ -24,5 +19,3 @@ mod ssim;
 mod ssim3d;
 mod ssim_losses;
 mod vendor_patches;
-#[cfg(feature = "wgpu")]
-mod viewer;

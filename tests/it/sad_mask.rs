@@ -1,8 +1,7 @@
 //! Masked fits (the reference's `--mask`, and `--mask alpha`): the gradient and statistics
-//! kernels, PSNR and the initialisation count only the kept pixels, against plain references;
-//! and `sad fit` with a mask image and with a photo's alpha channel.
+//! kernels, PSNR and the initialisation count only the kept pixels, against plain references
+//! (`sad fit --mask` is tested with the CLI's tests).
 
-use crate::cli_support;
 use crate::common;
 
 use burn::tensor::{Device, Tensor, TensorData};
@@ -13,8 +12,7 @@ use burn_sad::sad::fit::{
     TrainingConfig, masked_psnr, reference, site_statistics, squared_error_gradients,
 };
 use burn_sad::sad::{Candidates, RenderGeometry, SiteTable, render_reference};
-use cli_support::{DATA, sad, scratch};
-use common::{assert_close, device, random_sites, values};
+use common::{DATA, assert_close, device, random_sites, values};
 
 const POSITION_X: usize = 0;
 
@@ -168,73 +166,4 @@ fn masks_are_checked() {
     };
     let refused = Trainer::new(plain(), options, &device);
     assert!(matches!(refused, Err(FitError::Config(m)) if m.contains("mask")));
-}
-
-#[test]
-fn sad_fit_takes_a_mask_image_or_the_alpha_channel() {
-    let dir = scratch("mask");
-    let photo = image::open(format!("{DATA}/sad/astro64.png"))
-        .unwrap()
-        .to_rgb8();
-    // The right half kept, as a mask image and as the photo's own alpha. (Scaling a mask to its
-    // photo is `resize`'s, compared with stb_image_resize in the README.)
-    let mask =
-        image::GrayImage::from_fn(64, 64, |x, _| image::Luma([if x < 32 { 0 } else { 255 }]));
-    mask.save(dir.join("mask.png")).unwrap();
-    let rgba = image::RgbaImage::from_fn(64, 64, |x, y| {
-        let [r, g, b] = photo.get_pixel(x, y).0;
-        image::Rgba([r, g, b, if x < 32 { 0 } else { 255 }])
-    });
-    rgba.save(dir.join("alpha.png")).unwrap();
-    photo.save(dir.join("photo.png")).unwrap();
-    let short = [
-        "--iters",
-        "30",
-        "--sites",
-        "200",
-        "--max-sites",
-        "200",
-        "--target-bpp",
-        "8",
-        "--prune-start",
-        "10",
-        "--prune-freq",
-        "5",
-        "--prune-end",
-        "25",
-        "--log-freq",
-        "30",
-    ];
-    // Each run: its PSNR, and the Training line's mask.
-    let fit = |args: &[&str]| -> (f64, String) {
-        let mut all = vec!["fit"];
-        all.extend(args);
-        all.extend(short);
-        let out = sad(&all);
-        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(out.status.success(), "{args:?}: {stderr}");
-        let last = stdout.lines().last().unwrap_or_default();
-        let psnr = last.trim_start_matches("PSNR: ").trim_end_matches(" dB");
-        let mask = stdout
-            .split("mask=")
-            .nth(1)
-            .and_then(|rest| rest.lines().next());
-        (
-            psnr.parse().expect(last),
-            mask.unwrap_or_default().to_owned(),
-        )
-    };
-    let out = |name: &str| dir.join(name).display().to_string();
-    let (photo, alpha, mask) = (out("photo.png"), out("alpha.png"), out("mask.png"));
-    let by_image = fit(&[&photo, "--mask", &mask, "--out-dir", &out("image")]);
-    let by_alpha = fit(&[&alpha, "--mask", "alpha", "--out-dir", &out("alpha")]);
-    assert_eq!(by_image.1, "2048 of 4096 pixels");
-    assert_eq!(by_alpha.1, "2048 of 4096 pixels");
-    // Same pixels, same mask: the same fit, within the float atomics' run-to-run spread.
-    assert!(
-        (by_image.0 - by_alpha.0).abs() < 0.05,
-        "{by_image:?} against {by_alpha:?}"
-    );
-    std::fs::remove_dir_all(&dir).unwrap();
 }

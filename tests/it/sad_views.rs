@@ -1,8 +1,7 @@
 //! The debug views of `sad render --view` on a real fit (the reference's 128² astronaut sites
 //! file): the winner pass against its host reference, each view's colours against the same
-//! formulas on the host, and the CLI's view line and output.
+//! formulas on the host (the CLI's view line is tested with the CLI's tests).
 
-use crate::cli_support;
 use crate::common;
 
 use burn::tensor::Tensor;
@@ -10,8 +9,7 @@ use burn_sad::sad::{
     RenderGeometry, RenderOnlyOptions, SiteTable, SiteView, dots_reference, read_sites,
     render_sites, render_view, view_colours_reference, winners, winners_reference,
 };
-use cli_support::{DATA, sad, scratch};
-use common::{assert_close, device, values};
+use common::{DATA, assert_close, device, values};
 
 /// The astronaut fit rendered at 97×83 (odd sizes, positions scaled) with its lists.
 fn rendered() -> burn_sad::sad::RenderedSites {
@@ -130,30 +128,4 @@ fn the_dots_view_marks_every_live_site_where_the_host_does() {
         "{}",
         shown.legend
     );
-}
-
-#[test]
-fn sad_render_writes_a_view_and_says_what_its_colours_mean() {
-    let dir = scratch("views");
-    let out = dir.join("cells.png");
-    let sites = format!("{DATA}/sad/astro128_sites.txt");
-    let run = sad(&[
-        "render",
-        &sites,
-        "-o",
-        out.to_str().unwrap(),
-        "--view",
-        "anisotropy",
-        "--width",
-        "64",
-    ]);
-    let stdout = String::from_utf8_lossy(&run.stdout);
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
-    assert!(stdout.contains("View: anisotropy:"), "{stdout}");
-    assert_eq!(image::image_dimensions(&out).unwrap(), (64, 64));
-    std::fs::remove_dir_all(&dir).unwrap();
 }

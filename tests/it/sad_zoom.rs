@@ -1,18 +1,15 @@
 //! Zoomed views (`sad render --zoom/--centre`, the browser viewer's pan and zoom): the view of
 //! a whole file at its own size is the identity and renders as the plain render, a zoomed-out
-//! view is the plain
-//! render of the moved sites, a zoomed-in view is a crop of a larger render (the diagram is
+//! view is the plain render of the moved sites, a zoomed-in view is a crop of a larger render (the diagram is
 //! magnified, not its pixels), and bad zooms are refused.
 
-use crate::cli_support;
 use crate::common;
 
 use burn_sad::device::uses_fused_kernels;
 use burn_sad::sad::{
     MAX_ZOOM, RenderOnlyOptions, SadError, SiteTable, ViewTransform, read_sites, render_sites,
 };
-use cli_support::{DATA, assert_one_error, sad, scratch};
-use common::{device, values};
+use common::{DATA, device, values};
 
 /// The cat crop's fit: 1 500 sites on 160×96.
 fn cat() -> SiteTable {
@@ -149,43 +146,4 @@ fn bad_zooms_and_centres_are_refused() {
     } else {
         assert_eq!(result.unwrap_err(), SadError::ViewNeedsKernels);
     }
-}
-
-#[test]
-fn sad_render_zooms_and_refuses_bad_zooms_in_one_line() {
-    let dir = scratch("zoom");
-    let sites = format!("{DATA}/sad/cat160x96_sites.txt");
-    let out = dir.join("zoomed.png");
-    let out = out.to_str().unwrap();
-    let zero = sad(&["render", &sites, "-o", out, "--zoom", "0"]);
-    assert_one_error(&zero, "zoom must be a number above 0", "--zoom 0");
-    let photo = format!("{DATA}/sad/cat160x96.png");
-    let target = sad(&[
-        "render", &sites, "-o", out, "--zoom", "2", "--target", &photo,
-    ]);
-    assert_one_error(
-        &target,
-        "--target compares the file's own view",
-        "--zoom with --target",
-    );
-    let point = sad(&["render", &sites, "-o", out, "--centre", "12"]);
-    assert!(!point.status.success());
-    assert!(
-        String::from_utf8_lossy(&point.stderr).contains("not a point X,Y"),
-        "{}",
-        String::from_utf8_lossy(&point.stderr)
-    );
-    if views_run("sad_render_zooms_and_refuses_bad_zooms_in_one_line, its zoomed render") {
-        let run = sad(&[
-            "render", &sites, "-o", out, "--zoom", "4", "--centre", "100,40", "--width", "200",
-            "--height", "120", "--view", "cells",
-        ]);
-        assert!(
-            run.status.success(),
-            "{}",
-            String::from_utf8_lossy(&run.stderr)
-        );
-        assert_eq!(image::image_dimensions(out).unwrap(), (200, 120));
-    }
-    std::fs::remove_dir_all(&dir).unwrap();
 }

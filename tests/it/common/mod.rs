@@ -6,6 +6,9 @@ use burn_sad::device::{DeviceChoice, select_device};
 use burn_sad::sad::{BackwardStrategy, SiteTable};
 use burn_sad::ssim::{Padding, SsimOptions};
 
+/// The test data folder.
+pub const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data");
+
 /// The device under test: `$BURN_SAD_DEVICE` (default `auto`; CI uses wgpu on lavapipe, and
 /// `flex` for the reference fallback).
 pub fn device() -> Device {

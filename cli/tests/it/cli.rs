@@ -7,7 +7,7 @@ use std::process::Command;
 use cli_support::{DATA, last_line, sad};
 
 fn expected(name: &str) -> (f64, f64) {
-    let line = include_str!("../data/expected.txt")
+    let line = include_str!("../../../tests/data/expected.txt")
         .lines()
         .find(|line| line.starts_with(name))
         .expect("fixture row");
@@ -35,7 +35,7 @@ fn ssim_prints_the_value_as_its_last_line() {
 
 #[test]
 fn ms_ssim_and_window_options() {
-    let row = include_str!("../data/expected_ms_ssim.txt")
+    let row = include_str!("../../../tests/data/expected_ms_ssim.txt")
         .lines()
         .find(|line| line.starts_with("astronaut_ms"))
         .expect("fixture row");

@@ -8,7 +8,7 @@ use crate::cli_support;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 
-use burn_sad::viewer::{ExportedKernel, ViewerServer, manifest_json, viewer_kernels};
+use burn_sad::viewer::{ExportedKernel, manifest_json, viewer_kernels};
 use cli_support::{DATA, assert_one_error, sad, scratch};
 
 /// The length of the WGSL array `name` in the info struct, 0 where the struct has none.
@@ -147,23 +147,43 @@ fn request(address: SocketAddr, method: &str, path: &str) -> (u16, Vec<u8>) {
     (status, reply[end + 4..].to_vec())
 }
 
+/// A `sad view` process on a free loopback port, killed when dropped.
+struct Viewer(std::process::Child);
+
+impl Drop for Viewer {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 #[test]
 fn the_server_serves_the_page_its_kernels_and_the_two_files_only() {
+    use std::io::BufRead;
+    use std::process::{Command, Stdio};
+
     let sites = format!("{DATA}/sad/cat160x96_sites.txt");
     let target = format!("{DATA}/sad/cat160x96.png");
-    let server = ViewerServer::bind(
-        "127.0.0.1:0".parse().unwrap(),
-        sites.as_ref(),
-        Some(target.as_ref()),
-    )
-    .unwrap();
-    let address = server.address().unwrap();
-    let url = server.url().unwrap();
+    let mut viewer = Viewer(
+        Command::new(env!("CARGO_BIN_EXE_sad"))
+            .args(["view", &sites, "--target", &target, "--port", "0"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("sad view starts"),
+    );
+    let stdout = std::io::BufReader::new(viewer.0.stdout.take().unwrap());
+    let url = stdout
+        .lines()
+        .map(|line| line.unwrap())
+        .find(|line| line.starts_with("http://"))
+        .expect("sad view prints its address");
+    let host = url.trim_start_matches("http://").split('/').next().unwrap();
+    let address: SocketAddr = host.parse().unwrap();
     assert_eq!(
         url,
         format!("http://{address}/?sites=sites.txt&target=target")
     );
-    std::thread::spawn(move || server.serve());
     let (status, page) = request(address, "GET", "/");
     assert_eq!(status, 200);
     assert!(String::from_utf8_lossy(&page).contains("<canvas id=\"view\""));

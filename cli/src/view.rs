@@ -34,7 +34,9 @@ pub struct ViewArgs {
 pub fn view_command(args: ViewArgs) -> Result<()> {
     use std::net::SocketAddr;
 
-    use burn_sad::viewer::{SITES_NAME, TARGET_NAME, ViewerServer, write_page};
+    use burn_sad::viewer::write_page;
+
+    use crate::viewer_server::{SITES_NAME, TARGET_NAME, ViewerServer};
 
     use crate::render::read_sites_file;
 

@@ -138,7 +138,7 @@ fn fit_help_states_every_default_and_it_is_the_shipped_one() {
     let help = String::from_utf8_lossy(&out.stdout).replace('\n', " ");
     let help = help.split_whitespace().collect::<Vec<_>>().join(" ");
     let shipped: serde_json::Value =
-        serde_json::from_str(include_str!("../data/sad/training_config.json")).unwrap();
+        serde_json::from_str(include_str!("../../../tests/data/sad/training_config.json")).unwrap();
     let mut checked = 0;
     for (key, value) in shipped.as_object().unwrap() {
         // "(default 128 000, DEFAULT_SITES)" or "(default 0.01, DENSIFY_PERCENTILE; …)".

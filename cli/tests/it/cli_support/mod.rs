@@ -4,7 +4,7 @@
 use std::process::{Command, Output};
 
 /// The test data folder.
-pub const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data");
+pub const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/data");
 
 /// Runs `sad` with `args` and waits for it.
 pub fn sad(args: &[&str]) -> Output {
@@ -42,4 +42,20 @@ pub fn scratch(name: &str) -> std::path::PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
+}
+
+/// Whether the device `sad` picks (`$BURN_SAD_DEVICE`, else auto) runs the CubeCL kernels; where
+/// it does not, a line on stderr names the `test` that skips its part.
+pub fn runs_kernels(test: &str) -> bool {
+    use burn_sad::device::{DeviceChoice, select_device, uses_fused_kernels};
+    let choice = DeviceChoice::from_env().expect("valid BURN_SAD_DEVICE");
+    let runs = uses_fused_kernels(&select_device(choice).expect("a device").0);
+    if !runs {
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
+            "{test}: not run on this device: it has no CubeCL kernels (the reference ops run)"
+        );
+    }
+    runs
 }

@@ -10,6 +10,8 @@ mod render;
 mod results;
 mod ssim;
 mod view;
+#[cfg(feature = "wgpu")]
+mod viewer_server;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -6,8 +6,7 @@ use std::path::{Path, PathBuf};
 
 use tiny_http::{Header, Method, Request, Response, Server};
 
-use super::ViewerError;
-use super::site::{MANIFEST, PAGE_FILES, manifest_json};
+use burn_sad::viewer::{MANIFEST, PAGE_FILES, ViewerError, manifest_json};
 
 /// The name the sites file is served by.
 pub const SITES_NAME: &str = "sites.txt";
