@@ -109,7 +109,7 @@ pub(super) fn plane_sums(tensor: &CubeTensor, strategy: BackwardStrategy) -> Pla
 /// `render_backward_kernel`). Registered once per process; the launch passes it as a
 /// compile-time argument, so the kernel cache keeps both forms apart.
 pub(super) fn full_plane_masks(tensor: &CubeTensor, plane_sums: PlaneSums) -> bool {
-    #[cfg(feature = "cuda")]
+    #[cfg(feature = "cuda-hints")]
     if plane_sums != PlaneSums::Off && tensor.client.name() == "cuda" {
         static REGISTERED: std::sync::Once = std::sync::Once::new();
         REGISTERED.call_once(|| {

@@ -17,11 +17,11 @@
 use burn_cubecl::tensor::CubeTensor;
 
 /// Cubes of 256 units per multiprocessor that the backward gets without a hint (60 registers).
-#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+#[cfg_attr(not(feature = "cuda-hints"), allow(dead_code))]
 const UNHINTED_CUBES: u32 = 4;
 
 /// Waves (at [`UNHINTED_CUBES`]) from which the backward asks for 5 cubes whatever the tail.
-#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+#[cfg_attr(not(feature = "cuda-hints"), allow(dead_code))]
 const MANY_WAVES: u32 = 8;
 
 /// The cubes per multiprocessor the backward kernel is compiled for on `tensor`'s runtime, for
@@ -31,7 +31,7 @@ const MANY_WAVES: u32 = 8;
 /// compiler's hint is global, and the launch passes the value as a compile-time argument so the
 /// kernel cache keeps kernels of different hints apart): `sad fit` fits one image a process.
 pub(super) fn backward_cubes_per_sm(tensor: &CubeTensor, grid_cubes: u32) -> u32 {
-    #[cfg(feature = "cuda")]
+    #[cfg(feature = "cuda-hints")]
     if tensor.client.name() == "cuda" {
         use std::sync::OnceLock;
         static CUBES: OnceLock<u32> = OnceLock::new();
@@ -52,7 +52,7 @@ pub(super) fn backward_cubes_per_sm(tensor: &CubeTensor, grid_cubes: u32) -> u32
 }
 
 /// The policy of [`backward_cubes_per_sm`] for `grid_cubes` cubes on `multiprocessors`.
-#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+#[cfg_attr(not(feature = "cuda-hints"), allow(dead_code))]
 fn by_waves(grid_cubes: u32, multiprocessors: u32) -> u32 {
     let waves = |cubes: u32| grid_cubes.div_ceil(multiprocessors.max(1) * cubes);
     if waves(UNHINTED_CUBES) >= MANY_WAVES {
