@@ -40,6 +40,29 @@ pub fn has_plane_sums(device: &Device) -> bool {
     false
 }
 
+/// Whether this crate's kernels can run on `device`; `Err` holds one line that says why not and
+/// what to do. Today the one such device is a Vulkan device without explicit workgroup layout
+/// (lavapipe, many integrated GPUs) on the `vulkan` feature with the crates.io `cubecl-spirv`
+/// 0.11.3, whose SPIR-V its driver crashes on (see the crate documentation); every op refuses it
+/// with this line instead of launching. Devices that run the reference ops (Flex) are fine.
+/// Opens the device.
+///
+/// ```
+/// let device = burn::tensor::Device::default();
+/// burn_sad::device::kernel_support(&device)?;
+/// # Ok::<(), String>(())
+/// ```
+pub fn kernel_support(device: &Device) -> Result<(), String> {
+    #[cfg(feature = "vulkan")]
+    if let burn::backend::DispatchDevice::Cube(cube) = device.as_dispatch().clone().inner()
+        && let Some(problem) = crate::vulkan_check::shared_memory_problem(&cube.client())
+    {
+        return Err(problem);
+    }
+    let _ = device;
+    Ok(())
+}
+
 /// The environment variable that sets the default of `--device`.
 pub const DEVICE_ENV: &str = "BURN_SAD_DEVICE";
 
@@ -151,11 +174,11 @@ pub fn select_device(choice: DeviceChoice) -> Result<(Device, String), String> {
         let device = choice
             .device()
             .ok_or_else(|| format!("device `{choice:?}` is not compiled into this build"))?;
-        return if probe(&device) {
-            Ok((device, choice.label().to_owned()))
-        } else {
-            Err(format!("device `{choice:?}` failed to initialise"))
-        };
+        if !probe(&device) {
+            return Err(format!("device `{choice:?}` failed to initialise"));
+        }
+        kernel_support(&device).map_err(|problem| format!("device `{choice:?}`: {problem}"))?;
+        return Ok((device, choice.label().to_owned()));
     }
     #[allow(unused_imports)]
     use burn::tensor::DeviceKind;
@@ -199,7 +222,16 @@ pub fn select_device(choice: DeviceChoice) -> Result<(Device, String), String> {
         Device::metal(DeviceKind::DefaultDevice),
         DeviceChoice::Metal.label(),
     ));
-    if let Some((device, label)) = candidates.into_iter().find(|(device, _)| probe(device)) {
+    let usable = |device: &Device, label: &str| {
+        probe(device)
+            && kernel_support(device)
+                .inspect_err(|problem| eprintln!("warning: {label} skipped: {problem}"))
+                .is_ok()
+    };
+    if let Some((device, label)) = candidates
+        .into_iter()
+        .find(|(device, label)| usable(device, label))
+    {
         return Ok((device, label.to_owned()));
     }
     #[cfg(feature = "flex")]
@@ -286,11 +318,11 @@ pub fn select_devices(list: &str) -> Result<Vec<(Device, String)>, String> {
             let (device, label) = choice
                 .device_at(index)
                 .ok_or_else(|| format!("device `{entry}` is not compiled into this build"))?;
-            if probe(&device) {
-                Ok((device, label))
-            } else {
-                Err(format!("device `{entry}` failed to initialise"))
+            if !probe(&device) {
+                return Err(format!("device `{entry}` failed to initialise"));
             }
+            kernel_support(&device).map_err(|problem| format!("device `{entry}`: {problem}"))?;
+            Ok((device, label))
         })
         .collect()
 }

@@ -35,18 +35,32 @@ pub(crate) fn switch(cell: &'static OnceLock<Option<bool>>, name: &str) -> Optio
 }
 
 /// Launches a `#[cube(launch, launch_unchecked)]` kernel: `launch_kernel!(kernel(args...))`
-/// (or `kernel::<T>(args...)`). Unchecked unless [`CHECKED_KERNELS_ENV`] asks for checks; the
+/// (or `kernel::<T>(args...)`), the client first. Refuses a device the kernels cannot run on
+/// ([`expect_runnable`]). Unchecked unless [`CHECKED_KERNELS_ENV`] asks for checks; the
 /// caller has checked the shapes the kernel's own guards rely on (see [`expect_dims`]).
 macro_rules! launch_kernel {
-    ($kernel:ident $(::<$($generic:ty),+>)? ($($arg:expr),+ $(,)?)) => {
+    ($kernel:ident $(::<$($generic:ty),+>)? ($client:expr, $($arg:expr),+ $(,)?)) => {{
+        let client = $client;
+        $crate::launch::expect_runnable(client);
         if $crate::launch::bounds_checked() {
-            $kernel::launch$(::<$($generic),+>)?($($arg),+)
+            $kernel::launch$(::<$($generic),+>)?(client, $($arg),+)
         } else {
             // SAFETY: the kernel keeps its indices inside the buffers whose shapes the caller
             // checked on the host before this launch.
-            unsafe { $kernel::launch_unchecked$(::<$($generic),+>)?($($arg),+) }
+            unsafe { $kernel::launch_unchecked$(::<$($generic),+>)?(client, $($arg),+) }
         }
-    };
+    }};
+}
+
+/// Panics with [`kernel_support`](crate::device::kernel_support)'s line where `client`'s device
+/// cannot run the kernels: the ops' `try_` forms return it as an error before they get here.
+#[track_caller]
+pub(crate) fn expect_runnable(client: &cubecl::client::Client) {
+    #[cfg(feature = "vulkan")]
+    if let Some(problem) = crate::vulkan_check::shared_memory_problem(client) {
+        panic!("{problem}");
+    }
+    let _ = client;
 }
 pub(crate) use launch_kernel;
 

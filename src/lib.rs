@@ -23,6 +23,10 @@ pub mod sad;
 pub mod ssim;
 #[cfg(feature = "wgpu")]
 pub mod viewer;
+#[cfg(any(feature = "vulkan", test))]
+mod spirv_words;
+#[cfg(feature = "vulkan")]
+mod vulkan_check;
 
 #[cfg(feature = "cube")]
 pub use launch::CHECKED_KERNELS_ENV;

@@ -10,5 +10,6 @@
 // comment: the modules that define such items allow the lint (see `sad` and `ssim`).
 #![warn(missing_docs)]
 
+pub mod probe;
 pub mod sad;
 pub mod ssim;

@@ -103,4 +103,8 @@ pub enum SadError {
     /// [`BackwardStrategy::supported`](super::BackwardStrategy::supported)).
     #[error("render: {}", .0.unsupported_reason())]
     UnsupportedStrategy(super::BackwardStrategy),
+    /// The device cannot run the kernels (see
+    /// [`kernel_support`](crate::device::kernel_support)).
+    #[error("render: {0}")]
+    UnsupportedDevice(String),
 }

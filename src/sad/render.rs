@@ -56,6 +56,7 @@ pub fn try_render_with(
     check_render_inputs(&sites, candidates)?;
     #[cfg(feature = "cube")]
     if uses_fused_kernels(&sites.device()) {
+        crate::device::kernel_support(&sites.device()).map_err(SadError::UnsupportedDevice)?;
         if !strategy.supported(&sites.device()) {
             return Err(SadError::UnsupportedStrategy(strategy));
         }

@@ -158,6 +158,7 @@ pub fn render_sites_with_progress(
     if capacity == 0 || capacity > i32::MAX as usize {
         return Err(SadError::BadCapacity(capacity));
     }
+    crate::device::kernel_support(device).map_err(SadError::UnsupportedDevice)?;
     let sites = table.to_tensor(capacity, device);
     let geometry = RenderGeometry::new(width, height);
     let sync = || {

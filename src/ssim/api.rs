@@ -157,6 +157,7 @@ pub(crate) fn validate<const D: usize>(
             img2: format!("{device2:?}"),
         });
     }
+    crate::device::kernel_support(&device1).map_err(SsimError::UnsupportedDevice)?;
     for dtype in [img1.dtype(), img2.dtype()] {
         if dtype != DType::F32 {
             return Err(SsimError::NotF32(format!("{dtype:?}")));

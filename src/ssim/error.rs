@@ -46,6 +46,10 @@ pub enum SsimError {
         "fused_ssim: layout forward rows must be 1 to 75, backward rows 1 to 30 and strips a power of two up to 32, got {0:?}"
     )]
     BadLayout(super::SsimLayout),
+    /// The device cannot run the kernels (see
+    /// [`kernel_support`](crate::device::kernel_support)).
+    #[error("fused_ssim: {0}")]
+    UnsupportedDevice(String),
     /// The inputs are not 32-bit floats.
     #[error("fused_ssim: inputs must be f32, got {0}")]
     NotF32(String),

@@ -5,6 +5,7 @@
 
 mod common;
 
+mod devices;
 mod fuzz_bodies;
 mod sad_candidates;
 mod sad_files;

@@ -41,6 +41,10 @@ pub enum FitError {
     /// A configuration key or option has a bad value, or the configuration file is unreadable.
     #[error("config: {0}")]
     Config(String),
+    /// The device cannot run the kernels (see
+    /// [`kernel_support`](crate::device::kernel_support)).
+    #[error("device: {0}")]
+    UnsupportedDevice(String),
     /// The image is unusable (too small, too large).
     #[error("image: {0}")]
     Image(String),

@@ -67,6 +67,7 @@ impl Trainer {
     ) -> Result<Self, FitError> {
         let _share = DeviceShare::take();
         validate(&target, &options)?;
+        crate::device::kernel_support(device).map_err(FitError::UnsupportedDevice)?;
         if !options.backward.supported(device) {
             return Err(FitError::Config(options.backward.unsupported_reason()));
         }
