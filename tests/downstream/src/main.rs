@@ -1,0 +1,158 @@
+//! What a user of burn-sad does in their own project: trains a small model with `fused_ssim` and
+//! `ssim_l1_loss`, takes `ms_ssim`, renders a sites file and fits a small photo. Exits with 1 and
+//! one line when a result is wrong. The device is `$BURN_SAD_DEVICE`'s (default: the best found).
+
+use burn::module::Module;
+use burn::nn::PaddingConfig2d;
+use burn::nn::conv::{Conv2d, Conv2dConfig};
+use burn::optim::{AdamConfig, GradientsParams};
+use burn::tensor::{Device, Distribution, Tensor};
+use burn_sad::device::{DeviceChoice, select_device};
+use burn_sad::image::load_rgb;
+use burn_sad::sad::fit::{FitOptions, TargetImage, TrainingConfig, fit};
+use burn_sad::sad::{RenderOnlyOptions, read_sites, render_sites};
+use burn_sad::ssim::{MsSsimOptions, SsimOptions, fused_ssim, ms_ssim, ssim_l1_loss};
+
+const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../data");
+
+/// One 3×3 convolution that learns to undo noise.
+#[derive(Module, Debug)]
+struct Model {
+    conv: Conv2d,
+}
+
+impl Model {
+    fn forward(&self, noisy: Tensor<4>) -> Tensor<4> {
+        noisy.clone() - self.conv.forward(noisy)
+    }
+}
+
+fn scalar(tensor: Tensor<1>) -> f32 {
+    tensor.into_scalar::<f32>()
+}
+
+fn check(ok: bool, what: String) -> Result<(), String> {
+    if ok { Ok(()) } else { Err(what) }
+}
+
+/// 30 Adam steps of L1 + SSIM, then of 1 − SSIM alone: each loss falls.
+fn train(device: &Device) -> Result<(), String> {
+    let device = device.clone().autodiff();
+    let photo = load_rgb(format!("{DATA}/chelsea.png"), &device).map_err(|e| e.to_string())?;
+    let clean = photo.slice([0..1, 0..3, 60..108, 120..168]);
+    let noise = Tensor::random(clean.shape(), Distribution::Normal(0.0, 0.1), &device);
+    let noisy = (clean.clone() + noise).clamp(0.0, 1.0);
+    let mut model = Model {
+        conv: Conv2dConfig::new([3, 3], [3, 3])
+            .with_padding(PaddingConfig2d::Same)
+            .init(&device),
+    };
+    let options = SsimOptions::default();
+    for (name, ssim_only) in [("L1 + SSIM", false), ("1 - SSIM", true)] {
+        let mut optimizer = AdamConfig::new().init();
+        let loss_of = |model: &Model| {
+            let denoised = model.forward(noisy.clone());
+            if ssim_only {
+                fused_ssim(denoised, clean.clone(), options)
+                    .neg()
+                    .add_scalar(1.0)
+            } else {
+                ssim_l1_loss(denoised, clean.clone(), 0.2, options)
+            }
+        };
+        let first = scalar(loss_of(&model).detach());
+        for _ in 0..30 {
+            let loss = loss_of(&model);
+            let grads = GradientsParams::from_grads(loss.backward(), &model);
+            model = optimizer.step(5e-3, model, grads);
+        }
+        let last = scalar(loss_of(&model).detach());
+        println!("{name}: loss {first:.4} -> {last:.4} in 30 steps");
+        check(
+            last.is_finite() && last < first,
+            format!("{name}: the loss did not fall ({first} -> {last})"),
+        )?;
+    }
+    Ok(())
+}
+
+/// MS-SSIM of a photo with itself is 1, with a noisy copy less.
+fn multi_scale(device: &Device) -> Result<(), String> {
+    // 200×176: MS-SSIM's five scales of an 11-tap window need more than 160 pixels a side.
+    let photo = load_rgb(format!("{DATA}/astronaut_ms.png"), device).map_err(|e| e.to_string())?;
+    let noisy = (photo.clone()
+        + Tensor::random(photo.shape(), Distribution::Normal(0.0, 0.1), device))
+    .clamp(0.0, 1.0);
+    let options = MsSsimOptions::default();
+    let same = scalar(ms_ssim(photo.clone(), photo.clone(), &options));
+    let less = scalar(ms_ssim(noisy, photo, &options));
+    println!("MS-SSIM: itself {same:.4}, noisy {less:.4}");
+    check(
+        (same - 1.0).abs() < 1e-3 && less < 0.99 && less > 0.1,
+        format!("MS-SSIM: {same} for the same photo, {less} for a noisy copy"),
+    )
+}
+
+fn psnr(a: Tensor<3>, b: Tensor<3>) -> f32 {
+    let mse = scalar((a - b).powi_scalar(2).mean());
+    -10.0 * mse.log10()
+}
+
+/// The reference trainer's fit of a 128² astronaut crop, rendered, against the crop.
+fn render(device: &Device) -> Result<(), String> {
+    let table = read_sites(format!("{DATA}/sad/astro128_sites.txt")).map_err(|e| e.to_string())?;
+    let rendered =
+        render_sites(&table, &RenderOnlyOptions::default(), device).map_err(|e| e.to_string())?;
+    let photo = load_rgb(format!("{DATA}/sad/astro128.png"), device).map_err(|e| e.to_string())?;
+    let db = psnr(rendered.image, photo.squeeze_dim(0));
+    println!("render: {} sites, PSNR {db:.2} dB", table.sites.len());
+    check(db > 25.0, format!("render: PSNR {db} dB"))
+}
+
+/// 40 iterations of the fitting recipe on a 64² crop.
+fn fit_crop(device: &Device) -> Result<(), String> {
+    let photo = load_rgb(format!("{DATA}/sad/astro64.png"), device).map_err(|e| e.to_string())?;
+    let config = TrainingConfig {
+        default_iters: 40,
+        default_target_bpp: 8.0,
+        default_sites: 400,
+        default_max_sites: 400,
+        prune_start: 10,
+        prune_freq: 5,
+        prune_end: 30,
+        ..TrainingConfig::default()
+    };
+    let options = FitOptions {
+        log_every: 40,
+        ..FitOptions::new(config)
+    };
+    let result = fit(&TargetImage::from_tensor(photo), options, device, |_| {})
+        .map_err(|e| e.to_string())?;
+    println!(
+        "fit: {} sites, PSNR {:.2} dB after 40 iterations",
+        result.sites.sites.len(),
+        result.psnr
+    );
+    check(
+        result.psnr.is_finite() && result.psnr > 15.0,
+        format!("fit: PSNR {} dB", result.psnr),
+    )
+}
+
+fn main() -> std::process::ExitCode {
+    let run = || -> Result<(), String> {
+        let (device, description) = select_device(DeviceChoice::from_env()?)?;
+        println!("device: {description}");
+        train(&device)?;
+        multi_scale(&device)?;
+        render(&device)?;
+        fit_crop(&device)
+    };
+    match run() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
