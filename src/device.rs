@@ -5,6 +5,15 @@
 //! wgpu GPU adapter, then a wgpu or Vulkan CPU adapter (e.g. Mesa lavapipe), then Flex, the pure-Rust CPU backend, which runs the
 //! reference ops. Each candidate is probed with a tiny round trip, so a missing driver costs one
 //! warning instead of a crash.
+//!
+//! ```
+//! use burn_sad::device::{DeviceChoice, select_device, uses_fused_kernels};
+//!
+//! // `$BURN_SAD_DEVICE` if set (auto, cuda, wgpu, vulkan, flex, ...), else the best found.
+//! let (device, description) = select_device(DeviceChoice::from_env()?)?;
+//! println!("{description}: CubeCL kernels {}", uses_fused_kernels(&device));
+//! # Ok::<(), String>(())
+//! ```
 
 use std::str::FromStr;
 

@@ -9,6 +9,16 @@
 //! build of the executable, so a rebuilt binary never reads a stale entry. Only the CUDA runtime
 //! keeps compiled kernels in CubeCL 0.11; elsewhere [`enable_kernel_cache`] reports
 //! [`KernelCache::Unsupported`].
+//!
+//! ```
+//! use burn_sad::kernel_cache::{KernelCache, enable_kernel_cache};
+//!
+//! // Once, before the first kernel launches (the `sad` command line does this).
+//! match enable_kernel_cache() {
+//!     KernelCache::Directory(dir) => println!("compiled kernels are kept in {}", dir.display()),
+//!     other => println!("no kernel cache: {other:?}"),
+//! }
+//! ```
 
 use std::path::PathBuf;
 

@@ -1,5 +1,22 @@
 //! Reading and writing images as `[1, 3, height, width]` tensors in [0, 1]; reading and
 //! decoding a file is in `decode`, scaling a photo down to a fit's largest size in `resize`.
+//!
+//! ```
+//! use burn::tensor::{Device, Int, Tensor};
+//! use burn_sad::image::{load_rgb, save_png};
+//!
+//! let device = Device::default();
+//! let path = std::env::temp_dir().join(format!("burn-sad-image-doc-{}.png", std::process::id()));
+//! let gradient = Tensor::<1, Int>::arange(0..48, &device).float().div_scalar(48.0);
+//! let image = gradient.reshape([1, 3, 4, 4]);
+//! save_png(image.clone(), &path)?; // 8 bits a channel, written atomically
+//! let back = load_rgb(&path, &device)?;
+//! assert_eq!(back.dims(), [1, 3, 4, 4]);
+//! let error: f32 = (back - image).abs().max().into_scalar();
+//! assert!(error <= 0.5 / 255.0 + 1e-6);
+//! # std::fs::remove_file(&path)?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 mod decode;
 mod resize;

@@ -8,6 +8,23 @@
 //! - [`render`] is the differentiable render op, with a hand-written backward kernel.
 //! - [`render_sites`] is the reference's render-only mode.
 //! - [`fit`] fits an image: the reference trainer's complete recipe.
+//!
+//! ```
+//! use burn_sad::sad::{HEADER, RenderOnlyOptions, parse_sites, render_sites};
+//!
+//! // The reference trainer's `*_sites.txt`: per site its position, colour, log τ, radius and
+//! // anisotropy (see [`read_sites`]).
+//! let text = format!(
+//!     "{HEADER}\n# Image size: 16 16\n# Total sites: 2\n\
+//!      4 4 1 0 0 1.0 0.5 1 0 0\n\
+//!      12 12 0 0 1 1.0 0.5 1 0 0\n"
+//! );
+//! let table = parse_sites(&text)?;
+//! let device = burn::tensor::Device::default();
+//! let rendered = render_sites(&table, &RenderOnlyOptions::default(), &device)?;
+//! assert_eq!(rendered.image.dims(), [3, 16, 16]);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 mod autodiff;
 mod backend;
@@ -51,8 +68,13 @@ pub use render_only::{
 };
 pub use sites::{INACTIVE_SITE, SiteTable, Sites};
 pub use strategy::BackwardStrategy;
+// The views' host formulas, which the tests compare the kernels with.
+#[doc(hidden)]
 pub use view_colours::view_colours_reference;
+#[doc(hidden)]
 pub use view_dots::dots_reference;
 pub use view_image::{SiteView, ViewImage};
 pub use view_transform::{MAX_ZOOM, ViewTransform};
-pub use views::{render_view, winners, winners_reference};
+#[doc(hidden)]
+pub use views::winners_reference;
+pub use views::{render_view, winners};

@@ -9,7 +9,7 @@
 //! reference): a separable 11×11 Gaussian window with σ = 1.5, C1 = 1e-4, C2 = 9e-4, data in
 //! [0, 1], each channel on its own, variance clamped at zero and SSIM clamped to [−1, 1].
 //!
-//! ```no_run
+//! ```
 //! use burn::tensor::{Device, Distribution, Tensor};
 //! use burn_sad::ssim::{SsimOptions, fused_ssim};
 //!
@@ -19,6 +19,7 @@
 //! let loss = fused_ssim(pred.clone(), target, SsimOptions::default()).neg().add_scalar(1.0);
 //! let grads = loss.backward();
 //! let d_pred = pred.grad(&grads).unwrap();
+//! assert_eq!(d_pred.dims(), [1, 3, 64, 64]);
 //! ```
 
 mod api;
@@ -33,6 +34,7 @@ mod options;
 mod reference;
 
 /// Re-exported from [`device`](crate::device), where it lives for both capabilities.
+#[doc(hidden)]
 pub use crate::device::uses_fused_kernels;
 pub use api::{
     fused_ssim, fused_ssim3d, ssim_l1_loss, try_fused_ssim, try_fused_ssim3d, try_ssim_l1_loss,

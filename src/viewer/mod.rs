@@ -1,6 +1,20 @@
 //! The browser viewer: a static page (`viewer/` in the repository, built into the library) that
 //! renders a `*_sites.txt` on WebGPU with the WGSL that CubeCL compiles from the library's own
 //! kernels: the page's files and the kernels' manifest, which `sad view` serves or exports.
+//!
+//! ```
+//! use burn_sad::viewer::{PAGE_FILES, viewer_kernels, write_page};
+//!
+//! // The kernels the page dispatches, compiled to WGSL here (no device needed).
+//! let kernels = viewer_kernels()?;
+//! assert!(kernels.iter().all(|kernel| kernel.wgsl.contains("@compute")));
+//! // The page and its manifest, ready for any static web server.
+//! let dir = std::env::temp_dir().join(format!("burn-sad-viewer-doc-{}", std::process::id()));
+//! write_page(&dir)?;
+//! assert!(PAGE_FILES.iter().all(|file| dir.join(file.path).is_file()));
+//! # std::fs::remove_dir_all(&dir)?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 mod candidate_kernels;
 mod export;

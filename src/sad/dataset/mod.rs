@@ -7,6 +7,48 @@
 //! (undecodable, too large, a failing fit) gets a row with its error and the run goes on. A
 //! cluster's array job runs one [`Shard`] of the set per task, each with its own results file,
 //! and [`ResultsTable::merge`] puts them together.
+//!
+//! ```
+//! use burn::tensor::{Device, Distribution, Tensor};
+//! use burn_sad::image::{MAX_SIDE, save_png};
+//! use burn_sad::sad::dataset::{DatasetOptions, collect_images, fit_many};
+//! use burn_sad::sad::fit::{FitOptions, TrainingConfig};
+//!
+//! let device = Device::default();
+//! let dir = std::env::temp_dir().join(format!("burn-sad-dataset-doc-{}", std::process::id()));
+//! std::fs::create_dir_all(dir.join("photos"))?;
+//! for name in ["a", "b"] {
+//!     let photo = Tensor::<4>::random([1, 3, 16, 20], Distribution::Default, &device);
+//!     save_png(photo, dir.join("photos").join(format!("{name}.png")))?;
+//! }
+//! let config = TrainingConfig {
+//!     default_iters: 10,
+//!     default_sites: 100,
+//!     default_max_sites: 100,
+//!     default_target_bpp: 8.0,
+//!     prune_start: 5,
+//!     prune_freq: 5,
+//!     prune_end: 8,
+//!     ..TrainingConfig::default()
+//! };
+//! let options = DatasetOptions {
+//!     fit: FitOptions::new(config),
+//!     out_dir: dir.join("out"),
+//!     max_side: MAX_SIDE,
+//!     mask_alpha: false,
+//!     force: false,
+//!     results_stem: "results".into(),
+//!     jobs: 1,
+//! };
+//! std::fs::create_dir_all(&options.out_dir)?;
+//! let images = collect_images(&[dir.join("photos")])?;
+//! let devices = [(device, "the default device".to_string())];
+//! let report = fit_many(&images, &options, &devices, |_, _| Ok(()), |_| {})?;
+//! assert_eq!((report.fitted, report.failed), (2, 0));
+//! assert!(options.results_csv().is_file());
+//! # std::fs::remove_dir_all(&dir)?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 mod inputs;
 mod results;

@@ -3,7 +3,30 @@
 //!
 //! [`Trainer`] runs it step by step; [`fit`] runs it to the end. The training ops
 //! ([`site_statistics`], [`tau_diffusion`], [`adam_step`]) are CubeCL kernels with host
-//! references beside them ([`reference`](mod@reference)).
+//! references beside them, which the tests compare them with.
+//!
+//! ```
+//! use burn::tensor::{Device, Distribution, Tensor};
+//! use burn_sad::sad::fit::{FitOptions, TargetImage, TrainingConfig, fit};
+//!
+//! let device = Device::default();
+//! let photo = Tensor::<4>::random([1, 3, 24, 32], Distribution::Default, &device);
+//! // The reference's recipe, scaled down to a tiny image and a short run.
+//! let config = TrainingConfig {
+//!     default_iters: 20,
+//!     default_sites: 200,
+//!     default_max_sites: 200,
+//!     default_target_bpp: 8.0,
+//!     prune_start: 5,
+//!     prune_freq: 5,
+//!     prune_end: 15,
+//!     ..TrainingConfig::default()
+//! };
+//! let result = fit(&TargetImage::from_tensor(photo), FitOptions::new(config), &device, |_| {})?;
+//! assert_eq!(result.image.dims(), [3, 24, 32]);
+//! println!("{} sites, PSNR {:.2} dB", result.sites.sites.len(), result.psnr);
+//! # Ok::<(), burn_sad::sad::fit::FitError>(())
+//! ```
 
 mod budget;
 pub mod capture_gate;
@@ -12,6 +35,8 @@ mod densify;
 mod init;
 mod ops;
 mod options;
+// Host references of the training kernels, which the tests compare them with.
+#[doc(hidden)]
 pub mod reference;
 mod step;
 mod target;
