@@ -36,7 +36,7 @@ pub enum BackwardStrategy {
     /// Plane sums whose runs are found with shuffles alone: a vote, a max-scan of the runs'
     /// first lanes and a plane maximum of their lengths. Planes wider than 32 lanes take this
     /// form under [`PlaneBallot`](Self::PlaneBallot) too; on 32-lane planes it was measured
-    /// slower than the ballot (the H200, 5 % on a data set of 24 photos).
+    /// slower than the ballot (`benches/RESULTS.md`).
     PlaneScan,
     /// Plane sums whose runs are found from one ballot of the lanes that start a run (uniform
     /// integer operations instead of shuffles) on planes of at most 32 lanes, by

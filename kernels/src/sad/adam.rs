@@ -82,8 +82,8 @@ pub const ADAM_CUBE: usize = 64;
 ///
 /// A cube's rows of sites, gradients and state are staged through shared memory, so that every
 /// global load and store is coalesced: with one unit reading its own 10-, 10- and 18-value rows,
-/// each load or store instruction of a plane touched 32 separate sectors, and the step took
-/// 44 µs for 128 000 sites on the H200.
+/// each load or store instruction of a plane touched 32 separate sectors (`benches/RESULTS.md`
+/// has the step's time both ways).
 ///
 /// With `clocked`, λ and the bias corrections come from the clock row `tick[0]` names instead
 /// of `neighbours` and `step` (see [`clock_value()`]). With `in_place`, `out_sites` and

@@ -186,8 +186,8 @@ fn offer_packed<F: Float, N: Size>(
 /// [`pack_sites_kernel`](crate::sad::pack_sites_kernel())), two 16-byte loads per site where the
 /// launch gives it vectors of 4 words (else word by word). The lists are read and written in
 /// vectors of the same size: a list is two 16-byte loads and two stores. (Read word by word,
-/// each load of a warp touched 32 sectors for 4 bytes of each; a render-only build of 32 768
-/// sites at 512² took 1.33 ms instead of 1.18 on the H200.) `hilbert_order[r]` is the site at
+/// each load of a warp touched 32 sectors for 4 bytes of each, and the build was slower:
+/// `benches/RESULTS.md`.) `hilbert_order[r]` is the site at
 /// rank r on the curve and `hilbert_rank[i]` the rank of site i. `pass` is the global pass
 /// counter, which seeds the probes.
 ///

@@ -82,8 +82,8 @@ pub const LIVE_ABOVE: f32 = -1.0e29;
 ///
 /// A unit's own rows are 40 and 48 bytes apart from its neighbours', so a cube first copies its
 /// [`PACK_CUBE`] sites' rows into shared memory word by word across its units, packs from
-/// there, and copies the records out the same way (read and written a row per unit, 128 000
-/// full records took 17 µs on the H200).
+/// there, and copies the records out the same way (read and written a row per unit, it was
+/// several times slower: `benches/RESULTS.md`).
 ///
 /// Launch with cubes of [`PACK_CUBE`] units, one unit per site, 1D.
 #[cube(launch, launch_unchecked)]

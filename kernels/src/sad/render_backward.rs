@@ -141,8 +141,8 @@ pub fn render_backward_kernel<F: Float, N: Size>(
     let inv_scale = F::sqrt(inv_scale_sq);
     // A runtime loop over the slots, each scored again from its site: unrolled, with each slot's
     // score parts kept from the blend, the kernel held K copies of the accumulation code (about
-    // 1 450 shared atomics) and ~80 live values across the colour pass; on the H200 that took
-    // 128 registers with spills and 1.9× the time of this loop (40 registers).
+    // 1 450 shared atomics) and ~80 live values across the colour pass, which took 128
+    // registers with spills and about twice the time of this loop (benches/RESULTS.md).
     let list = cell_ids::<N>(candidates, cell);
     // Step k takes the list's k-th smallest distinct id, and how many of its slots hold it.
     let mut previous = (-1i32).runtime();

@@ -229,9 +229,8 @@ pub fn fit_many(
     let workers = (jobs * devices.len()).min(images.len().max(1));
     let mut fit = options.fit.clone();
     // With several in flight, every iteration is launched op by op. Their recordings could take
-    // turns (see `capture_gate`), but on the H200 six fits in flight took 14.44 s for issue 11's
-    // 24 photos with replayed iterations against 12.64 s op by op, in one command (and 12.83 s
-    // against 12.03 stepping in place on replay buffers without recording them, in another).
+    // turns (see `capture_gate`), but several fits in flight ran faster op by op than replayed
+    // (benches/RESULTS.md).
     fit.replay &= workers == 1;
     // Worker w fits on device w mod n, so that every device gets its share of workers.
     let worker = |w: usize| Worker {

@@ -55,8 +55,8 @@ pub(super) fn flood_candidates(records: CubeTensor, geometry: RenderGeometry) ->
     // The flood ranks by exact keys, as the reference's f32 flood does.
     let (count, dim) = cell_grid(geometry);
     // The flood reads 8 words of each record: from 32-byte records, one aligned sector (the
-    // first 32 bytes of a 48-byte record straddle two sectors for every other site). The copy
-    // took a 512² build of 131 072 sites from 1.40 to 1.36 ms on the H200.
+    // first 32 bytes of a 48-byte record straddle two sectors for every other site); measured
+    // faster in benches/RESULTS.md.
     let ranking = empty_contiguous(&records, Shape::new([sites, PACKED_WORDS]), DType::U32);
     let (site_count, site_dim) = site_grid(sites);
     launch_kernel!(exact_ranking_kernel(

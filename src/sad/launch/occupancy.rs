@@ -1,18 +1,14 @@
 //! The backward kernel's occupancy on CUDA.
 //!
-//! At 60 registers per unit, the backward fits 4 cubes of 256 units on an H200 multiprocessor,
-//! and the tiles of a photo under a megapixel make 1–3 waves of cubes, the last one partly
-//! full: a 451×300 image's 551 tiles ran as a full wave of 528 cubes and a tail of 23. Asking
-//! the compiler for more cubes per multiprocessor (`.minnctapersm`, through the patched
-//! cubecl-llvm in `vendor/`) caps the registers (5 cubes: 48, 6: 40) and can save that wave,
-//! but each cube then runs slower (fewer registers, some spilled), so it pays only where it
-//! removes a wave, or where there are many waves and the extra warps hide latency. Measured on
-//! the H200 with Nsight Compute (µs per launch, 16 bpp fits): 451×300 about 107 → 93 at 5 cubes;
-//! 600×400 (950 tiles) 148, 159, 171 at 4, 5, 6 cubes; 741×500 (1 504 tiles) 204, 206, 191;
-//! 1920×1080 and 3840×2160 loops 8–10 % shorter at 5 cubes. Since the fit's gradients sum in
-//! fixed point (integer atomics, see `TableSums::Fixed`), 6 cubes no longer pay: at 741×500 and
-//! 16 bpp the 40 registers of 6 cubes spill (1.3 M local requests a launch, L1 86 % busy) and
-//! the loop took 0.73 s against 0.68–0.71 s without a hint, so the policy picks 4 or 5.
+//! At 60 registers per unit, the backward fits 4 cubes of 256 units on a multiprocessor of the
+//! H200, and the tiles of a photo under a megapixel make 1–3 waves of cubes, the last one partly
+//! full (a 451×300 image's 551 tiles: a full wave of 528 cubes and a tail of 23). Asking the
+//! compiler for more cubes per multiprocessor (`.minnctapersm`, through the patched cubecl-llvm
+//! in `vendor/`, the `cuda-hints` feature) caps the registers (5 cubes: 48, 6: 40) and can save
+//! that wave, but each cube then runs slower (fewer registers, some spilled), so it pays only
+//! where it removes a wave, or where there are many waves and the extra warps hide latency. At 6
+//! cubes the fixed-point sums spill, so the policy picks 4 or 5. The measurements behind it are
+//! in `benches/RESULTS.md` ("Measurements behind the kernels' choices").
 
 use burn_cubecl::tensor::CubeTensor;
 
