@@ -27,38 +27,34 @@ use crate::spirv_words::workgroup_variables_are_pointers;
 const EXPLICIT_LAYOUT: &std::ffi::CStr = c"VK_KHR_workgroup_memory_explicit_layout";
 
 /// Why `client`'s device cannot run the kernels, or `None` where it can (every runtime but
-/// CubeCL's SPIR-V one, a device with the extension, a fixed compiler). Decided once per device.
+/// CubeCL's SPIR-V one, a fixed compiler, a device with the extension). Every launch asks: the
+/// compiler is judged once per process, and only where it is wrong is each device looked up
+/// (once, then remembered).
 pub(crate) fn shared_memory_problem(client: &Client) -> Option<String> {
-    if client.name() != "wgpu<spirv>" {
+    if client.name() != "wgpu<spirv>" || compiler_declares_shared_memory_correctly(client) {
         return None;
     }
     static SEEN: OnceLock<Mutex<HashMap<String, Option<String>>>> = OnceLock::new();
     let identity = &client.properties().identity;
     let key = format!("{}/{}", identity.fingerprint, identity.name);
-    let seen = SEEN.get_or_init(Default::default);
-    if let Some(answer) = seen
+    let mut seen = SEEN
+        .get_or_init(Default::default)
         .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .get(&key)
-    {
-        return answer.clone();
-    }
-    let answer = (!compiler_declares_shared_memory_correctly(client)
-        && !has_explicit_layout(&identity.name, &identity.fingerprint))
-    .then(|| {
-        format!(
-            "the Vulkan device `{}` lacks {}, and the linked cubecl-spirv (0.11.3 from crates.io) \
-             writes shared memory for such devices as SPIR-V their drivers crash on: use burn-sad's \
-             `wgpu` feature on this device, or add `cubecl-spirv = {{ path = \"<burn-sad>/vendor/cubecl-spirv\" }}` \
-             under `[patch.crates-io]` in your Cargo.toml (see burn-sad's crate documentation)",
-            identity.name,
-            EXPLICIT_LAYOUT.to_string_lossy()
-        )
-    });
-    seen.lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .insert(key, answer.clone());
-    answer
+        .unwrap_or_else(PoisonError::into_inner);
+    seen.entry(key)
+        .or_insert_with(|| {
+            (!has_explicit_layout(&identity.name, &identity.fingerprint)).then(|| {
+                format!(
+                    "the Vulkan device `{}` lacks {}, and the linked cubecl-spirv (0.11.3 from crates.io) \
+                     writes shared memory for such devices as SPIR-V their drivers crash on: use burn-sad's \
+                     `wgpu` feature on this device, or add `cubecl-spirv = {{ path = \"<burn-sad>/vendor/cubecl-spirv\" }}` \
+                     under `[patch.crates-io]` in your Cargo.toml (see burn-sad's crate documentation)",
+                    identity.name,
+                    EXPLICIT_LAYOUT.to_string_lossy()
+                )
+            })
+        })
+        .clone()
 }
 
 /// Whether the linked SPIR-V compiler declares a workgroup variable as a pointer to its array
