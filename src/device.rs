@@ -183,10 +183,7 @@ pub fn select_device(choice: DeviceChoice) -> Result<(Device, String), String> {
         let device = choice
             .device()
             .ok_or_else(|| format!("device `{choice:?}` is not compiled into this build"))?;
-        if !probe(&device) {
-            return Err(format!("device `{choice:?}` failed to initialise"));
-        }
-        kernel_support(&device).map_err(|problem| format!("device `{choice:?}`: {problem}"))?;
+        open(&device, &format!("{choice:?}"))?;
         return Ok((device, choice.label().to_owned()));
     }
     #[allow(unused_imports)]
@@ -327,10 +324,7 @@ pub fn select_devices(list: &str) -> Result<Vec<(Device, String)>, String> {
             let (device, label) = choice
                 .device_at(index)
                 .ok_or_else(|| format!("device `{entry}` is not compiled into this build"))?;
-            if !probe(&device) {
-                return Err(format!("device `{entry}` failed to initialise"));
-            }
-            kernel_support(&device).map_err(|problem| format!("device `{entry}`: {problem}"))?;
+            open(&device, entry)?;
             Ok((device, label))
         })
         .collect()
@@ -350,6 +344,15 @@ pub fn memory_on_host(device: &Device) -> bool {
         true
     };
     on_host
+}
+
+/// Opens a device the user asked for by `name`: it must initialise ([`probe`]) and run the
+/// kernels ([`kernel_support`]); the error names it.
+fn open(device: &Device, name: &str) -> Result<(), String> {
+    if !probe(device) {
+        return Err(format!("device `{name}` failed to initialise"));
+    }
+    kernel_support(device).map_err(|problem| format!("device `{name}`: {problem}"))
 }
 
 /// Whether a tiny tensor survives a round trip to `device`. Initialisation failures panic inside
