@@ -13,9 +13,7 @@ use burn_sad::sad::fit::{
 };
 use burn_sad::sad::{Candidates, RenderGeometry, SiteTable, render, render_reference};
 use burn_sad_kernels::sad::FIXED_LIMIT;
-use common::{assert_close, device, random_sites, values};
-
-const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data");
+use common::{DATA, assert_close, device, random_sites, values};
 
 fn photo_crop(width: usize, height: usize, device: &Device) -> TargetImage {
     let image = load_rgb(format!("{DATA}/chelsea.png"), device).expect("photo");

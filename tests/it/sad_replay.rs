@@ -9,9 +9,7 @@ use burn_sad::image::load_rgb;
 use burn_sad::sad::fit::capture_gate::DeviceShare;
 use burn_sad::sad::fit::{FitOptions, TargetImage, Trainer, TrainingConfig};
 use burn_sad::ssim::uses_fused_kernels;
-use common::{assert_close, device, values};
-
-const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data");
+use common::{DATA, assert_close, device, values};
 
 /// A fit with no densify or prune, so that it is steady but for its candidate updates (every
 /// 8th iteration).
