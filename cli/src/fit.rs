@@ -216,8 +216,19 @@ fn fit_one_command(
     }
     let mut last_psnr = None;
     let result = trainer.run(|progress: &FitProgress| {
-        if progress.psnr.is_some() {
-            last_psnr = progress.psnr;
+        if let Some(psnr) = progress.psnr {
+            last_psnr = Some(psnr);
+            // One line per measurement, numbered from 0 and laid out as the reference's log,
+            // so that two fits' curves can be set side by side.
+            let seconds = progress.elapsed.as_secs_f64();
+            bar.suspend(|| {
+                println!(
+                    "Iter {:>4} | PSNR: {psnr:.2} dB | Active: {} | {:.1} it/s | {seconds:.2} s",
+                    progress.iteration - 1,
+                    progress.active_sites,
+                    progress.iteration as f64 / seconds.max(1e-9)
+                )
+            });
         }
         if progress.psnr.is_some() || progress.iteration == progress.iters {
             let psnr = last_psnr.map_or("--".to_owned(), |p| format!("{p:.2} dB"));

@@ -234,6 +234,19 @@ fn fit_writes_the_image_and_sites_and_prints_psnr_last() {
         .parse()
         .unwrap();
     assert!(psnr > 15.0 && psnr < 60.0, "{stdout}");
+    // A log line per measurement, numbered as the reference's: every 10th and the last.
+    let logged: Vec<usize> = stdout
+        .lines()
+        .filter_map(|line| line.strip_prefix("Iter "))
+        .map(|rest| rest.split(" | ").next().unwrap().trim().parse().unwrap())
+        .collect();
+    assert_eq!(logged, [0, 10, 20, 30, 39], "{stdout}");
+    let last_logged = stdout.lines().rfind(|l| l.starts_with("Iter ")).unwrap();
+    let logged_psnr: f64 = last_logged.split(" | PSNR: ").nth(1).unwrap()[..5]
+        .parse()
+        .unwrap();
+    assert!((logged_psnr - psnr).abs() < 0.01, "{stdout}");
+    assert!(last_logged.contains("| Active: 128 |"), "{stdout}");
     // 64×64 at 4 bpp: 128 sites, which the summary and the file agree on.
     assert!(stdout.contains("Sites: 128 | bpp: 4.0000"), "{stdout}");
     assert!(stdout.contains("SSIM: 0."), "{stdout}");
