@@ -278,6 +278,24 @@ fn fit_writes_the_image_and_sites_and_prints_psnr_last() {
         (again - psnr).abs() < 1.0,
         "fit {psnr} dB, render {again} dB"
     );
+    // The reference's round-by-round slot order places every site too (no prune in 5 steps).
+    let rounds = sad(&[
+        "fit",
+        &image,
+        "--iters",
+        "5",
+        "--sites",
+        "200",
+        "--target-bpp",
+        "4",
+        "--init-order",
+        "rounds",
+        "--out-dir",
+        dir.join("rounds").to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&rounds.stdout);
+    assert!(rounds.status.success(), "{stdout}");
+    assert!(stdout.contains("Sites: 200 | "), "{stdout}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -291,12 +309,13 @@ fn fit_rejects_bad_input_in_one_line() {
     std::fs::write(&config, r#"{"PRUNE_PERCENTAGE": 0.1}"#).unwrap();
     let image = format!("{DATA}/sad/astro64.png");
     let out_dir = dir.join("out");
-    let cases: [(Vec<&str>, &str); 6] = [
+    let cases: [(Vec<&str>, &str); 7] = [
         (vec!["/nonexistent/photo.png"], "/nonexistent/photo.png"),
         (vec![garbage.to_str().unwrap()], "garbage.png"),
         (vec![&image, "--target-bpp", "0"], "--target-bpp"),
         (vec![&image, "--target-bpp", "-1"], "--target-bpp"),
         (vec![&image, "--max-dim", "0"], "--max-dim"),
+        (vec![&image, "--init-order", "random"], "--init-order"),
         (
             vec![&image, "--config", config.to_str().unwrap()],
             "PRUNE_PERCENTAGE",

@@ -28,6 +28,52 @@ pub enum Initialisation {
     FromSites(SiteTable),
 }
 
+/// Which slot holds which point of the gradient-weighted initialisation: the points are the
+/// same either way (the first passing points of the R2 sequence); the fit depends on the order
+/// (the prune breaks ties of its removal cost by the lower slot, and the initial candidate lists
+/// hash cells to slots). Kept for measuring the two on a GPU (`benches/RESULTS.md`, issue 37's
+/// probe set) until one wins.
+///
+/// ```
+/// use burn_sad::sad::fit::InitOrder;
+///
+/// assert_eq!(InitOrder::default(), InitOrder::Sequence);
+/// assert_eq!("rounds".parse::<InitOrder>(), Ok(InitOrder::Rounds));
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum InitOrder {
+    /// Slot k holds the k-th passing point.
+    #[default]
+    Sequence,
+    /// The slots draw indices round by round, as the reference's threads draw them from one
+    /// atomic counter, round by round in slot order: a slot whose own index passes holds
+    /// its point; the others hold points from far along the sequence.
+    Rounds,
+}
+
+impl std::fmt::Display for InitOrder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Sequence => "sequence",
+            Self::Rounds => "rounds",
+        })
+    }
+}
+
+impl std::str::FromStr for InitOrder {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "sequence" => Ok(Self::Sequence),
+            "rounds" => Ok(Self::Rounds),
+            other => Err(format!(
+                "unknown initial order `{other}`: expected sequence or rounds"
+            )),
+        }
+    }
+}
+
 /// Site parameters every initialisation shares.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct InitialShape {
@@ -43,12 +89,24 @@ fn site(x: f32, y: f32, rgb: [f32; 3], log_tau: f32, radius: f32) -> [f32; SITE_
 
 impl Initialisation {
     /// The initial sites for `target`. `seed` shifts where the R2 sequence starts (0 = the
-    /// reference's start).
+    /// reference's start); gradient-weighted points go to the slots in sequence order
+    /// ([`InitOrder::Sequence`], as a fit does by default).
     pub fn sites(&self, target: &TargetImage, shape: InitialShape, seed: u64) -> SiteTable {
+        self.sites_in_order(target, shape, seed, InitOrder::Sequence)
+    }
+
+    /// [`sites`](Self::sites) with the gradient-weighted points handed to the slots in `order`.
+    pub fn sites_in_order(
+        &self,
+        target: &TargetImage,
+        shape: InitialShape,
+        seed: u64,
+        order: InitOrder,
+    ) -> SiteTable {
         let (width, height) = (target.width, target.height);
         let sites = match self {
             Initialisation::GradientWeighted { sites, alpha } => {
-                gradient_weighted(target, *sites, *alpha, shape, seed)
+                gradient_weighted(target, *sites, *alpha, shape, seed, order)
             }
             Initialisation::PerPixel => (0..height)
                 .flat_map(|y| (0..width).map(move |x| (x, y)))
@@ -103,41 +161,112 @@ fn r2_point(n: u64) -> (f32, f32) {
     (n.mul_add(a1, 0.5) % 1.0, n.mul_add(a2, 0.5) % 1.0)
 }
 
+/// The site the point of index `n` of the R2 sequence gives, if the photo's luma Sobel magnitude
+/// there (times the mask) exceeds `threshold`.
+fn r2_site(
+    target: &TargetImage,
+    threshold: f32,
+    shape: InitialShape,
+    n: u64,
+) -> Option<[f32; SITE_PARAMS]> {
+    let (u, v) = r2_point(n);
+    let (x, y) = (
+        u * (target.width - 1) as f32,
+        v * (target.height - 1) as f32,
+    );
+    let (ix, iy) = (x as usize, y as usize);
+    let keep = target.mask_at(ix, iy);
+    if keep <= 0.0 {
+        return None;
+    }
+    let [gx, gy] = target.sobel(ix, iy);
+    let gradient = (gx * gx + gy * gy).sqrt() * keep;
+    (gradient > threshold).then(|| {
+        let log_tau = shape.log_tau + gradient.powf(0.25) * 2.0;
+        site(x, y, target.rgb(ix, iy), log_tau, shape.radius)
+    })
+}
+
+/// The first `count` points of the R2 sequence (from index `seed`) whose luma Sobel magnitude
+/// exceeds the threshold, handed to the site slots in `order`; a slot whose 256 draws all fail
+/// is inactive.
 fn gradient_weighted(
     target: &TargetImage,
     count: usize,
     alpha: f32,
     shape: InitialShape,
     seed: u64,
+    order: InitOrder,
 ) -> Vec<[f32; SITE_PARAMS]> {
     let threshold = GRADIENT_THRESHOLD * alpha;
-    let (w1, h1) = ((target.width - 1) as f32, (target.height - 1) as f32);
+    let draw = |n| r2_site(target, threshold, shape, n);
+    match order {
+        InitOrder::Sequence => in_sequence(count, seed, failed_site(shape), draw),
+        InitOrder::Rounds => in_rounds(count, seed, failed_site(shape), draw),
+    }
+}
+
+/// Slot k takes the k-th passing point ([`InitOrder::Sequence`]).
+fn in_sequence(
+    count: usize,
+    seed: u64,
+    failed: [f32; SITE_PARAMS],
+    mut draw: impl FnMut(u64) -> Option<[f32; SITE_PARAMS]>,
+) -> Vec<[f32; SITE_PARAMS]> {
     let mut next = seed;
     (0..count)
         .map(|_| {
             for _ in 0..MAX_ATTEMPTS {
-                let (u, v) = r2_point(next);
                 next += 1;
-                let (x, y) = (u * w1, v * h1);
-                let (ix, iy) = (x as usize, y as usize);
-                let keep = target.mask_at(ix, iy);
-                if keep <= 0.0 {
-                    continue;
-                }
-                let [gx, gy] = target.sobel(ix, iy);
-                let gradient = (gx * gx + gy * gy).sqrt() * keep;
-                if gradient > threshold {
-                    let log_tau = shape.log_tau + gradient.powf(0.25) * 2.0;
-                    return site(x, y, target.rgb(ix, iy), log_tau, shape.radius);
+                if let Some(point) = draw(next - 1) {
+                    return point;
                 }
             }
-            let mut failed = INACTIVE_SITE;
-            failed[LOG_TAU] = shape.log_tau;
-            failed[RADIUS] = shape.radius;
-            failed[4..7].fill(0.5);
             failed
         })
         .collect()
+}
+
+/// The slots take the points as the reference's kernel assigns them ([`InitOrder::Rounds`]):
+/// each slot is a GPU thread that draws indices from one shared atomic counter until a point
+/// passes (at most [`MAX_ATTEMPTS`] draws), so the slots still drawing take the next indices
+/// together, round after round, in slot order. A slot that accepts in round one holds the point
+/// of its own index; the others hold points from far along the sequence, where f32 has
+/// saturated it.
+fn in_rounds(
+    count: usize,
+    seed: u64,
+    failed: [f32; SITE_PARAMS],
+    mut draw: impl FnMut(u64) -> Option<[f32; SITE_PARAMS]>,
+) -> Vec<[f32; SITE_PARAMS]> {
+    let mut sites = vec![failed; count];
+    let mut drawing: Vec<usize> = (0..count).collect();
+    let mut next = seed;
+    for _ in 0..MAX_ATTEMPTS {
+        drawing.retain(|&slot| {
+            next += 1;
+            match draw(next - 1) {
+                Some(point) => {
+                    sites[slot] = point;
+                    false
+                }
+                None => true,
+            }
+        });
+        if drawing.is_empty() {
+            break;
+        }
+    }
+    sites
+}
+
+/// A slot the initialisation could not place: inactive, grey, the initial log τ and radius.
+fn failed_site(shape: InitialShape) -> [f32; SITE_PARAMS] {
+    let mut failed = INACTIVE_SITE;
+    failed[LOG_TAU] = shape.log_tau;
+    failed[RADIUS] = shape.radius;
+    failed[4..7].fill(0.5);
+    failed
 }
 
 /// The reference's lists for one site per pixel: the pixel's own site, then its 7 clamped
@@ -181,6 +310,75 @@ mod tests {
     }
 
     #[test]
+    fn slots_take_the_passing_points_round_by_round_as_the_reference_threads_do() {
+        // Edges in the left third only: most draws fail, so most slots draw several times.
+        let (width, height) = (48, 32);
+        let mut planar = vec![0.2; 3 * width * height];
+        for c in 0..3 {
+            for y in 0..height {
+                for x in (0..16).step_by(2) {
+                    planar[(c * height + y) * width + x] = 0.9;
+                }
+            }
+        }
+        let target = TargetImage {
+            width,
+            height,
+            planar,
+            mask: None,
+        };
+        let shape = InitialShape {
+            log_tau: 5.0,
+            radius: 4.0,
+        };
+        let count = 200;
+        let sites = gradient_weighted(&target, count, 1.0, shape, 0, InitOrder::Rounds);
+        // The same set as the first `count` passing points of the sequence...
+        let mut sequential: Vec<[u32; 2]> = (0..)
+            .filter_map(|n| r2_site(&target, GRADIENT_THRESHOLD, shape, n))
+            .take(count)
+            .map(|s| [s[0].to_bits(), s[1].to_bits()])
+            .collect();
+        let mut placed: Vec<[u32; 2]> = sites
+            .iter()
+            .map(|s| [s[0].to_bits(), s[1].to_bits()])
+            .collect();
+        let in_sequence: Vec<[u32; 2]> =
+            gradient_weighted(&target, count, 1.0, shape, 0, InitOrder::Sequence)
+                .iter()
+                .map(|s| [s[0].to_bits(), s[1].to_bits()])
+                .collect();
+        assert_eq!(in_sequence, sequential);
+        sequential.sort();
+        placed.sort();
+        assert_eq!(placed, sequential);
+        // ...but a slot whose own index passes holds that point, and the first slot that fails
+        // its first draw holds the first passing point after round one's draws.
+        let first_round: Vec<bool> = (0..count as u64)
+            .map(|n| r2_site(&target, GRADIENT_THRESHOLD, shape, n).is_some())
+            .collect();
+        assert!(first_round.iter().any(|&p| p) && first_round.iter().any(|&p| !p));
+        for (slot, &passed) in first_round.iter().enumerate() {
+            if passed {
+                assert_eq!(
+                    Some(sites[slot]),
+                    r2_site(&target, GRADIENT_THRESHOLD, shape, slot as u64)
+                );
+            }
+        }
+        // A slot whose first draw failed holds a point drawn after round one (index ≥ count),
+        // not the next passing point of the sequence as a sequential hand-out would give it.
+        let first_failed = first_round.iter().position(|&p| !p).unwrap();
+        let index = (0..)
+            .find(|&n| r2_site(&target, GRADIENT_THRESHOLD, shape, n) == Some(sites[first_failed]))
+            .unwrap();
+        assert!(
+            index >= count as u64,
+            "slot {first_failed} holds point {index}"
+        );
+    }
+
+    #[test]
     fn flat_images_get_no_gradient_sites() {
         let flat = TargetImage {
             width: 8,
@@ -196,7 +394,7 @@ mod tests {
             sites: 4,
             alpha: 1.0,
         }
-        .sites(&flat, shape, 0);
+        .sites_in_order(&flat, shape, 0, InitOrder::Rounds);
         assert_eq!(table.active(), 0);
         assert_eq!(table.sites.len(), 4);
     }

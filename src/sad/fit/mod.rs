@@ -50,7 +50,7 @@ pub use budget::{
 pub use burn_sad_kernels::sad::{ADAM_STATE, AdamStep, DENSIFY_STATS, StatisticsKind};
 pub use config::{MAX_TARGET_BPP, TrainingConfig};
 pub use densify::{prune_candidates, split_candidates, split_sites};
-pub use init::{InitialShape, Initialisation};
+pub use init::{InitOrder, InitialShape, Initialisation};
 pub use ops::{masked_psnr, prune_sites, site_statistics, squared_error_gradients};
 pub use options::{DEFAULT_LOG_EVERY, FitOptions, FitProgress, FitResult, PhaseTimes};
 pub use step::{

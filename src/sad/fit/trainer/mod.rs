@@ -77,7 +77,9 @@ impl Trainer {
             log_tau: config.init_log_tau,
             radius: config.init_radius,
         };
-        let table = options.init.sites(&target, shape, options.seed);
+        let table = options
+            .init
+            .sites_in_order(&target, shape, options.seed, options.init_order);
         if table.active() == 0 {
             return Err(FitError::NoSites);
         }
