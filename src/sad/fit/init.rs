@@ -45,9 +45,9 @@ pub enum InitOrder {
     /// Slot k holds the k-th passing point.
     #[default]
     Sequence,
-    /// The slots draw indices round by round, as the reference's threads draw them from one
-    /// atomic counter, round by round in slot order: a slot whose own index passes holds
-    /// its point; the others hold points from far along the sequence.
+    /// The slots draw indices as the reference's threads draw them from one atomic counter,
+    /// round by round in slot order: a slot whose own index passes holds its point; the
+    /// others hold points from far along the sequence.
     Rounds,
 }
 
@@ -200,9 +200,10 @@ fn gradient_weighted(
 ) -> Vec<[f32; SITE_PARAMS]> {
     let threshold = GRADIENT_THRESHOLD * alpha;
     let draw = |n| r2_site(target, threshold, shape, n);
+    let failed = failed_site(shape);
     match order {
-        InitOrder::Sequence => in_sequence(count, seed, failed_site(shape), draw),
-        InitOrder::Rounds => in_rounds(count, seed, failed_site(shape), draw),
+        InitOrder::Sequence => in_sequence(count, seed, failed, draw),
+        InitOrder::Rounds => in_rounds(count, seed, failed, draw),
     }
 }
 
@@ -352,8 +353,7 @@ mod tests {
         sequential.sort();
         placed.sort();
         assert_eq!(placed, sequential);
-        // ...but a slot whose own index passes holds that point, and the first slot that fails
-        // its first draw holds the first passing point after round one's draws.
+        // ...but a slot whose own index passes holds that point.
         let first_round: Vec<bool> = (0..count as u64)
             .map(|n| r2_site(&target, GRADIENT_THRESHOLD, shape, n).is_some())
             .collect();
@@ -390,12 +390,14 @@ mod tests {
             log_tau: 5.0,
             radius: 4.0,
         };
-        let table = Initialisation::GradientWeighted {
-            sites: 4,
-            alpha: 1.0,
+        for order in [InitOrder::Sequence, InitOrder::Rounds] {
+            let table = Initialisation::GradientWeighted {
+                sites: 4,
+                alpha: 1.0,
+            }
+            .sites_in_order(&flat, shape, 0, order);
+            assert_eq!(table.active(), 0, "{order}");
+            assert_eq!(table.sites.len(), 4, "{order}");
         }
-        .sites_in_order(&flat, shape, 0, InitOrder::Rounds);
-        assert_eq!(table.active(), 0);
-        assert_eq!(table.sites.len(), 4);
     }
 }
