@@ -109,3 +109,8 @@ mod vulkan_check;
 
 #[cfg(feature = "cube")]
 pub use launch::CHECKED_KERNELS_ENV;
+
+/// The README's Rust examples, compiled as doctests so that they stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeExamples;
