@@ -2,6 +2,7 @@
 
 use burn::tensor::{DType, Tensor};
 
+use super::reduction::{Mean, SsimReduction};
 use super::{SsimError, SsimKernelConfig, SsimOptions, reference::reference_value};
 #[cfg(feature = "cube")]
 use crate::device::uses_fused_kernels;
@@ -34,8 +35,7 @@ pub fn try_fused_ssim(
     img2: Tensor<4>,
     options: SsimOptions,
 ) -> Result<Tensor<1>, SsimError> {
-    validate(&img1, &img2, &options)?;
-    Ok(kernel_value(img1, img2, options.into()))
+    try_fused_ssim_reduced(img1, img2, options, Mean)
 }
 
 /// Mean 3D SSIM of two `[batch, channels, depth, height, width]` f32 volumes with values in
@@ -58,8 +58,7 @@ pub fn try_fused_ssim3d(
     vol2: Tensor<5>,
     options: SsimOptions,
 ) -> Result<Tensor<1>, SsimError> {
-    validate(&vol1, &vol2, &options)?;
-    Ok(kernel_value(vol1, vol2, options.into()))
+    try_fused_ssim_reduced(vol1, vol2, options, Mean)
 }
 
 /// The loss of 3D Gaussian-splatting trainers, `(1 − λ)·mean|pred − gt| + λ·(1 − SSIM)`, with
@@ -87,6 +86,96 @@ pub fn try_ssim_l1_loss(
     lambda: f32,
     options: SsimOptions,
 ) -> Result<Tensor<1>, SsimError> {
+    try_ssim_l1_loss_reduced(pred, gt, lambda, options, Mean)
+}
+
+/// SSIM of two `[batch, channels, height, width]` batches (or `[batch, channels, depth,
+/// height, width]` volumes) reduced as `reduction` says: [`Mean`](super::Mean),
+/// [`PerImage`](super::PerImage), [`PerChannel`](super::PerChannel) or the
+/// [`Map`](super::Map). The same op as [`fused_ssim`] and [`fused_ssim3d`], which are its
+/// `Mean`; differentiable with respect to both inputs for every reduction.
+///
+/// A per-image loss for a training step that weighs its images:
+///
+/// ```
+/// use burn::tensor::{Device, Distribution, Tensor};
+/// use burn_sad::ssim::{PerImage, SsimOptions, fused_ssim_reduced};
+///
+/// let device = Device::default().autodiff();
+/// let target = Tensor::<4>::random([2, 3, 32, 32], Distribution::Default, &device);
+/// let pred = Tensor::<4>::zeros([2, 3, 32, 32], &device).require_grad();
+/// let per_image = fused_ssim_reduced(pred.clone(), target, SsimOptions::default(), PerImage);
+/// let weights = Tensor::<1>::from_floats([1.0, 0.5], &device);
+/// let loss = (per_image.neg().add_scalar(1.0) * weights).sum();
+/// let grads = loss.backward();
+/// assert_eq!(pred.grad(&grads).unwrap().dims(), [2, 3, 32, 32]);
+/// ```
+///
+/// # Panics
+/// With the message of the [`SsimError`] that [`try_fused_ssim_reduced`] would return.
+pub fn fused_ssim_reduced<const D: usize, R: SsimReduction<D>>(
+    img1: Tensor<D>,
+    img2: Tensor<D>,
+    options: SsimOptions,
+    reduction: R,
+) -> R::Output {
+    try_fused_ssim_reduced(img1, img2, options, reduction).unwrap_or_else(|error| panic!("{error}"))
+}
+
+/// [`fused_ssim_reduced`] that returns a typed error instead of panicking on bad input.
+pub fn try_fused_ssim_reduced<const D: usize, R: SsimReduction<D>>(
+    img1: Tensor<D>,
+    img2: Tensor<D>,
+    options: SsimOptions,
+    reduction: R,
+) -> Result<R::Output, SsimError> {
+    validate(&img1, &img2, &options)?;
+    let config = SsimKernelConfig {
+        reduction: reduction.kernel_reduction(),
+        ..options.into()
+    };
+    let dims = map_dims(&img1, &config);
+    Ok(R::shape_value(kernel_value(img1, img2, config), dims))
+}
+
+/// [`ssim_l1_loss`] reduced as `reduction` says: per image, per image and channel, or the loss
+/// map `(1 − λ)·|pred − gt| + λ·(1 − SSIM)` pixel by pixel. The map covers the SSIM map's
+/// region: with [`Padding::Valid`](super::Padding::Valid) the L1 term of the border pixels is
+/// not in it, so its mean is not the `Mean` loss there (with `Same` it is).
+///
+/// ```
+/// use burn::tensor::{Device, Distribution, Tensor};
+/// use burn_sad::ssim::{Map, SsimOptions, ssim_l1_loss_reduced};
+///
+/// let device = Device::default();
+/// let pred = Tensor::<4>::random([1, 3, 16, 16], Distribution::Default, &device);
+/// let gt = Tensor::<4>::random([1, 3, 16, 16], Distribution::Default, &device);
+/// let map = ssim_l1_loss_reduced(pred, gt, 0.2, SsimOptions::default(), Map);
+/// assert_eq!(map.dims(), [1, 3, 16, 16]);
+/// ```
+///
+/// # Panics
+/// With the message of the [`SsimError`] that [`try_ssim_l1_loss_reduced`] would return.
+pub fn ssim_l1_loss_reduced<R: SsimReduction<4>>(
+    pred: Tensor<4>,
+    gt: Tensor<4>,
+    lambda: f32,
+    options: SsimOptions,
+    reduction: R,
+) -> R::Output {
+    try_ssim_l1_loss_reduced(pred, gt, lambda, options, reduction)
+        .unwrap_or_else(|error| panic!("{error}"))
+}
+
+/// [`ssim_l1_loss_reduced`] that returns a typed error instead of panicking on bad input,
+/// including a `lambda` outside [0, 1].
+pub fn try_ssim_l1_loss_reduced<R: SsimReduction<4>>(
+    pred: Tensor<4>,
+    gt: Tensor<4>,
+    lambda: f32,
+    options: SsimOptions,
+    reduction: R,
+) -> Result<R::Output, SsimError> {
     if !(0.0..=1.0).contains(&lambda) {
         return Err(SsimError::BadLambda(lambda));
     }
@@ -94,9 +183,25 @@ pub fn try_ssim_l1_loss(
     let config = SsimKernelConfig {
         ssim_weight: -lambda,
         l1_weight: 1.0 - lambda,
+        reduction: reduction.kernel_reduction(),
         ..options.into()
     };
-    Ok(kernel_value(pred, gt, config).add_scalar(lambda))
+    let dims = map_dims(&pred, &config);
+    let value = kernel_value(pred, gt, config).add_scalar(lambda);
+    Ok(R::shape_value(value, dims))
+}
+
+/// `[batch, channels, ..map extent]` of `config`'s map for inputs shaped as `img`.
+fn map_dims<const D: usize>(img: &Tensor<D>, config: &SsimKernelConfig) -> [usize; D] {
+    let dims = img.dims();
+    let extent = config.map_extent(&dims[2..]);
+    std::array::from_fn(|axis| {
+        if axis < 2 {
+            dims[axis]
+        } else {
+            extent[axis - 2]
+        }
+    })
 }
 
 /// The value `config` describes, from the fused kernels where the device runs them and from the

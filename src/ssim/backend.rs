@@ -23,8 +23,8 @@ pub struct SsimKernelConfig {
     pub sigma_bits: u32,
     /// The averaged term: SSIM, or MS-SSIM's contrast-structure factor.
     pub term: SsimTerm,
-    /// One value per (batch, channel) plane (shape `[planes]`) instead of one overall (`[1]`).
-    pub per_plane: bool,
+    /// What the kernels reduce the term's map to.
+    pub reduction: KernelReduction,
     /// Weight of the term's mean.
     pub ssim_weight: f32,
     /// Weight of the mean absolute difference; 0 leaves the L1 term out of the kernels.
@@ -41,7 +41,7 @@ impl From<SsimOptions> for SsimKernelConfig {
             radius: options.radius(),
             sigma_bits: options.sigma.to_bits(),
             term: SsimTerm::Ssim,
-            per_plane: false,
+            reduction: KernelReduction::Total,
             ssim_weight: 1.0,
             l1_weight: 0.0,
             layout: options.layout,
@@ -49,14 +49,37 @@ impl From<SsimOptions> for SsimKernelConfig {
     }
 }
 
+/// What the SSIM kernels reduce the per-pixel term to. The value is always one flat tensor;
+/// the public ops shape it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum KernelReduction {
+    /// One value over every plane, shape `[1]`.
+    #[default]
+    Total,
+    /// One value per (batch, channel) plane, shape `[batch · channels]`.
+    PerPlane,
+    /// No reduction: the weighted term at every pixel of the map region, flattened from
+    /// `[batch, channels, ..map extent]`. With the L1 term, `|img1 − img2|` is added at the
+    /// map's pixels only.
+    Map,
+}
+
 impl SsimKernelConfig {
     /// Shape of the value for `[batch, channels, ..]` inputs of `shape`.
     pub fn value_shape(&self, shape: &Shape) -> Shape {
-        if self.per_plane {
-            Shape::new([shape[0] * shape[1]])
-        } else {
-            Shape::new([1])
+        match self.reduction {
+            KernelReduction::Total => Shape::new([1]),
+            KernelReduction::PerPlane => Shape::new([shape[0] * shape[1]]),
+            KernelReduction::Map => {
+                let map = self.map_extent(&shape[2..]).iter().product::<usize>();
+                Shape::new([shape[0] * shape[1] * map])
+            }
         }
+    }
+
+    /// Whether the value is the unreduced map.
+    pub fn is_map(&self) -> bool {
+        self.reduction == KernelReduction::Map
     }
 
     /// Whether the kernels include the L1 term.
@@ -65,12 +88,13 @@ impl SsimKernelConfig {
     }
 
     /// The kernels' `(ssim_scale, l1_scale)` for `[batch, channels, ..spatial]` inputs of
-    /// `shape`: the weights divided by the pixel (voxel) counts each value averages over.
+    /// `shape`: the weights divided by the pixel (voxel) counts each value averages over, or
+    /// the weights themselves for the map.
     pub fn scales(&self, shape: &Shape) -> (f32, f32) {
-        let planes = if self.per_plane {
-            1
-        } else {
-            shape[0] * shape[1]
+        let planes = match self.reduction {
+            KernelReduction::Map => return (self.ssim_weight, self.l1_weight),
+            KernelReduction::PerPlane => 1,
+            KernelReduction::Total => shape[0] * shape[1],
         };
         let spatial = &shape[2..];
         let map = planes as f64 * self.map_extent(spatial).iter().product::<usize>() as f64;

@@ -31,17 +31,21 @@ mod fusion;
 mod launch;
 mod msssim;
 mod options;
+mod reduction;
 mod reference;
 
 /// Re-exported from [`device`](crate::device), where it lives for both capabilities.
 #[doc(hidden)]
 pub use crate::device::uses_fused_kernels;
 pub use api::{
-    fused_ssim, fused_ssim3d, ssim_l1_loss, try_fused_ssim, try_fused_ssim3d, try_ssim_l1_loss,
+    fused_ssim, fused_ssim_reduced, fused_ssim3d, ssim_l1_loss, ssim_l1_loss_reduced,
+    try_fused_ssim, try_fused_ssim_reduced, try_fused_ssim3d, try_ssim_l1_loss,
+    try_ssim_l1_loss_reduced,
 };
-pub use backend::{SsimBackend, SsimKernelConfig};
+pub use backend::{KernelReduction, SsimBackend, SsimKernelConfig};
 pub use burn_sad_kernels::ssim::{GradTargets, SsimTerm};
 pub use error::SsimError;
 pub use msssim::{MS_SSIM_WEIGHTS, MsSsimOptions, ms_ssim, ms_ssim_reference, try_ms_ssim};
 pub use options::{Padding, SsimLayout, SsimOptions};
-pub use reference::{ssim_reference, ssim3d_reference};
+pub use reduction::{Map, Mean, PerChannel, PerImage, SsimReduction};
+pub use reference::{ssim_reference, ssim_reference_reduced, ssim3d_reference};

@@ -7,7 +7,7 @@ use burn_sad_kernels::ssim::SsimTerm;
 
 use super::api::{kernel_value, validate};
 use super::reference::reference_value;
-use super::{Padding, SsimError, SsimKernelConfig, SsimOptions};
+use super::{KernelReduction, Padding, SsimError, SsimKernelConfig, SsimOptions};
 
 /// pytorch-msssim's default scale weights (Wang et al. 2003).
 pub const MS_SSIM_WEIGHTS: [f32; 5] = [0.0448, 0.2856, 0.3001, 0.2363, 0.1333];
@@ -88,7 +88,7 @@ fn compose(
             } else {
                 SsimTerm::ContrastStructure
             },
-            per_plane: true,
+            reduction: KernelReduction::PerPlane,
             ..ssim.into()
         };
         values.push(plane_values(img1.clone(), img2.clone(), config));

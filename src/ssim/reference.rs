@@ -2,12 +2,14 @@
 //! Burn's autodiff. The tests compare the fused kernels with it, and backends that cannot run
 //! CubeCL kernels use it directly.
 
+use std::ops::Range;
+
 use burn::tensor::module::{conv2d, conv3d};
 use burn::tensor::ops::ConvOptions;
 use burn::tensor::{Tensor, TensorData};
 use burn_sad_kernels::ssim::{C1, C2, SsimTerm, gaussian_taps};
 
-use super::{Padding, SsimKernelConfig, SsimOptions};
+use super::{KernelReduction, Padding, SsimKernelConfig, SsimOptions, SsimReduction};
 
 /// Mean SSIM computed with separable `conv2d` calls (zero padding for `Same`, none for `Valid`).
 ///
@@ -26,8 +28,33 @@ pub fn ssim3d_reference(vol1: Tensor<5>, vol2: Tensor<5>, options: SsimOptions) 
     reference_value(vol1, vol2, options.into())
 }
 
+/// The plain-tensor reference of [`fused_ssim_reduced`](super::fused_ssim_reduced) (2D or 3D),
+/// for any [`SsimReduction`]. Inputs are not validated.
+pub fn ssim_reference_reduced<const D: usize, R: SsimReduction<D>>(
+    img1: Tensor<D>,
+    img2: Tensor<D>,
+    options: SsimOptions,
+    reduction: R,
+) -> R::Output {
+    let config = SsimKernelConfig {
+        reduction: reduction.kernel_reduction(),
+        ..options.into()
+    };
+    let dims = img1.dims();
+    let extent = config.map_extent(&dims[2..]);
+    let map_dims = std::array::from_fn(|axis| {
+        if axis < 2 {
+            dims[axis]
+        } else {
+            extent[axis - 2]
+        }
+    });
+    R::shape_value(reference_value(img1, img2, config), map_dims)
+}
+
 /// What the fused kernels compute for `config`, with plain tensor ops:
-/// `ssim_weight · mean(term) + l1_weight · mean(|img1 − img2|)`, overall or per plane.
+/// `ssim_weight · mean(term) + l1_weight · mean(|img1 − img2|)`, overall or per plane, or the
+/// same sum pixel by pixel over the map region, flattened.
 pub(crate) fn reference_value<const D: usize>(
     img1: Tensor<D>,
     img2: Tensor<D>,
@@ -36,20 +63,29 @@ pub(crate) fn reference_value<const D: usize>(
     let dims = img1.dims();
     let planes = dims[0] * dims[1];
     let map = term_map(img1.clone(), img2.clone(), &config);
-    let mean = |values: Tensor<2>| -> Tensor<1> {
-        if config.per_plane {
-            values.mean_dim(1).reshape([planes])
-        } else {
-            values.mean()
+    let reduce = |values: Tensor<2>| -> Tensor<1> {
+        match config.reduction {
+            KernelReduction::Total => values.mean(),
+            KernelReduction::PerPlane => values.mean_dim(1).reshape([planes]),
+            KernelReduction::Map => values.reshape([-1]),
         }
     };
-    let mut value = mean(map);
+    let mut value = reduce(map);
     if config.ssim_weight != 1.0 {
         value = value.mul_scalar(config.ssim_weight);
     }
     if config.l1_weight != 0.0 {
-        let l1 = (img1 - img2).abs().reshape([planes as i32, -1]);
-        value = value + mean(l1).mul_scalar(config.l1_weight);
+        let mut l1 = (img1 - img2).abs();
+        if config.is_map() {
+            // The map's L1 term covers the map region only.
+            let crop = config.crop();
+            let region: [Range<usize>; D] = std::array::from_fn(|axis| match axis {
+                0 | 1 => 0..dims[axis],
+                _ => crop..dims[axis] - crop,
+            });
+            l1 = l1.slice(region);
+        }
+        value = value + reduce(l1.reshape([planes as i32, -1])).mul_scalar(config.l1_weight);
     }
     value
 }

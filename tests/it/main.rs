@@ -19,4 +19,5 @@ mod sad_zoom;
 mod ssim;
 mod ssim3d;
 mod ssim_losses;
+mod ssim_reductions;
 mod vendor_patches;

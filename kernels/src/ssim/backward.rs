@@ -15,11 +15,15 @@ use super::{COLUMNS, COVARIANCE_SLOT, GradTargets, SIGMA_SQ_SLOT, StripLayout};
 /// - `partials`: the stack written by the training forward with the same `targets`.
 /// - `upstream[plane · upstream_stride]`: the upstream gradient of this plane's forward value
 ///   (stride 0 when the forward summed all planes into one value).
+/// - With `map_upstream`, `upstream` is instead one gradient per pixel, `[planes·height·width]`
+///   (of a forward that wrote the map, zero outside the map region): every partial map is
+///   weighted by it as it is staged, and the L1 step at each pixel by its own value
+///   (`upstream_stride` is unused). In `blur_only` mode the staged maps are weighted too.
 /// - `ssim_scale`, `l1_scale`, `l1`: as in the forward.
 /// - `grads`: `[grad_count, planes·height·width]`, img1's gradient first when both are tracked.
 /// - With `blur_only`, the kernel is the in-slice stage of the 3D backward instead: it writes
 ///   the XY-blurred partial maps as a `[partial_count, planes·height·width]` stack into `grads`
-///   (`img1`, `img2`, `upstream` and the scales are then unused).
+///   (`img1`, `img2` and the scales are then unused).
 #[cube(launch, launch_unchecked)]
 #[allow(clippy::too_many_arguments)]
 pub fn ssim_backward_kernel<F: Float>(
@@ -39,6 +43,7 @@ pub fn ssim_backward_kernel<F: Float>(
     #[comptime] l1: bool,
     #[comptime] targets: GradTargets,
     #[comptime] blur_only: bool,
+    #[comptime] map_upstream: bool,
     #[define(F)] _dtype: ElemType,
 ) {
     let taps = comptime![gaussian_taps(radius, sigma_bits)];
@@ -63,11 +68,20 @@ pub fn ssim_backward_kernel<F: Float>(
         let sx = x0 + i % span_x;
         let inside = sy >= radius && sy < height + radius && sx >= radius && sx < width + radius;
         let idx = plane_base + (sy - radius) * width + sx - radius;
+        let mut weight = F::new(1.0);
+        if comptime![map_upstream] {
+            if inside {
+                weight = upstream[idx];
+            }
+        }
         #[unroll]
         for m in 0..maps {
             let mut v = F::new(0.0);
             if inside {
                 v = partials[m * total + idx];
+                if comptime![map_upstream] {
+                    v *= weight;
+                }
             }
             staged[m * plane_stride + i] = v;
         }
@@ -77,9 +91,12 @@ pub fn ssim_backward_kernel<F: Float>(
 
     let x = x0 + column;
     let first_row = strip * comptime![layout.rows];
-    let upstream = upstream[CUBE_POS_Z as usize * upstream_stride];
-    let scale = upstream * F::cast_from(ssim_scale);
-    let l1_step = upstream * F::cast_from(l1_scale);
+    let mut plane_upstream = F::new(1.0);
+    if comptime![!map_upstream] {
+        plane_upstream = upstream[CUBE_POS_Z as usize * upstream_stride];
+    }
+    let scale = plane_upstream * F::cast_from(ssim_scale);
+    let l1_step = plane_upstream * F::cast_from(l1_scale);
     let two = F::new(2.0);
     let mut ring = Array::<F>::new(comptime![maps * taps_len]);
     #[unroll]
@@ -119,11 +136,15 @@ pub fn ssim_backward_kernel<F: Float>(
                     // d|a − b|/da = sign(a − b), zero at a = b.
                     let mut l1_grad = F::new(0.0);
                     if comptime![l1] {
+                        let mut step = l1_step;
+                        if comptime![map_upstream] {
+                            step *= upstream[idx];
+                        }
                         if a > b {
-                            l1_grad = l1_step;
+                            l1_grad = step;
                         }
                         if a < b {
-                            l1_grad = -l1_step;
+                            l1_grad = -step;
                         }
                     }
                     if comptime![targets.img1] {

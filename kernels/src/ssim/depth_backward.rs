@@ -12,6 +12,8 @@ use super::{COLUMNS, COVARIANCE_SLOT, DepthLayout, GradTargets, SIGMA_SQ_SLOT};
 ///   maps (the 2D backward kernel's `blur_only` output over all slices).
 /// - `upstream[volume · upstream_stride]`: the upstream gradient of this volume's value (stride 0
 ///   when the forward summed all volumes into one value).
+/// - With `map_upstream`, the per-voxel upstream gradient already weights `blurred` (the slice
+///   stage staged the partial maps times it), and `upstream` is not read.
 /// - `grads`: `[grad_count, volumes·depth·height·width]`, img1's gradient first.
 #[cube(launch)]
 #[allow(clippy::too_many_arguments)]
@@ -31,6 +33,7 @@ pub fn ssim3d_depth_backward_kernel<F: Float>(
     #[comptime] sigma_bits: u32,
     #[comptime] layout: DepthLayout,
     #[comptime] targets: GradTargets,
+    #[comptime] map_upstream: bool,
     #[define(F)] _dtype: ElemType,
 ) {
     let taps_len = comptime![2 * radius + 1];
@@ -43,7 +46,10 @@ pub fn ssim3d_depth_backward_kernel<F: Float>(
     let total = img1.len();
     let in_slice = x < width && y < height;
     let column = volume * depth * slice + y * width + x;
-    let scale = upstream[volume * upstream_stride] * F::cast_from(ssim_scale);
+    let mut scale = F::cast_from(ssim_scale);
+    if comptime![!map_upstream] {
+        scale *= upstream[volume * upstream_stride];
+    }
     let two = F::new(2.0);
 
     let mut ring = Array::<F>::new(comptime![maps * taps_len]);

@@ -19,6 +19,8 @@ const STATS: usize = 5;
 /// - `tile_sums[cube]`: `ssim_scale` times the sum of the `term` map over the block's voxels
 ///   inside the map region (the whole volume, or its `crop`-voxel interior for valid padding).
 /// - `partials`: as in the 2D forward, per voxel, with `targets = Some(..)`.
+/// - With `write_map`, `tile_sums` is instead the map, `[volumes·depth·height·width]`:
+///   `ssim_scale · term` inside the map region, zero elsewhere, nothing reduced.
 ///
 /// Each unit owns one voxel column and walks its depth chunk, keeping the last
 /// `2·radius + 1` slices' statistics in a register ring. Launch with a
@@ -43,6 +45,7 @@ pub fn ssim3d_depth_forward_kernel<F: Float>(
     #[comptime] layout: DepthLayout,
     #[comptime] term: SsimTerm,
     #[comptime] targets: Option<GradTargets>,
+    #[comptime] write_map: bool,
     #[define(F)] _dtype: ElemType,
 ) {
     let taps_len = comptime![2 * radius + 1];
@@ -80,8 +83,15 @@ pub fn ssim3d_depth_forward_kernel<F: Float>(
             let in_volume = in_slice && z < depth;
             let in_map = in_slice_map && z >= crop && z + crop < depth;
             let terms = ssim_terms::<F>(v[0], v[1], v[2], v[3], v[4], c1, c2, term);
-            if in_map {
-                tile_sum += F::cast_from(ssim_scale) * terms.value;
+            if comptime![write_map] {
+                if in_volume {
+                    let keep = F::cast_from(in_map);
+                    tile_sums[column + z * slice] = keep * F::cast_from(ssim_scale) * terms.value;
+                }
+            } else {
+                if in_map {
+                    tile_sum += F::cast_from(ssim_scale) * terms.value;
+                }
             }
             if comptime![targets.is_some()] {
                 let targets = comptime![targets.unwrap()];
@@ -101,6 +111,8 @@ pub fn ssim3d_depth_forward_kernel<F: Float>(
         }
     }
 
-    let mut scratch = Shared::<[F]>::new_slice(comptime![layout.units()]);
-    write_tile_sum::<F>(&mut scratch, tile_sums, tile_sum, comptime![layout.units()]);
+    if comptime![!write_map] {
+        let mut scratch = Shared::<[F]>::new_slice(comptime![layout.units()]);
+        write_tile_sum::<F>(&mut scratch, tile_sums, tile_sum, comptime![layout.units()]);
+    }
 }

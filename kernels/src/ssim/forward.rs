@@ -19,6 +19,9 @@ const STATS: usize = 5;
 ///   inside the map region (the whole image, or the `crop`-px interior for valid padding), plus,
 ///   with `l1`, `l1_scale` times the sum of |img1 − img2| over its pixels. With the scales set
 ///   to weight / pixel count, the tile sums add up to the weighted means.
+/// - With `write_map`, `tile_sums` is instead the map itself, `[planes·height·width]`: at each
+///   pixel of the map region `ssim_scale · term` plus, with `l1`, `l1_scale · |img1 − img2|`,
+///   and zero elsewhere. Nothing is reduced.
 /// - `partials`: with `targets = Some(..)`, a `[partial_count, planes·height·width]` stack of
 ///   ∂S/∂σ², ∂S/∂σ₁₂ and the requested ∂S/∂μ maps (see [`GradTargets`]); zero outside the map
 ///   region and where the SSIM value was clamped. Unused (may be one element) for inference.
@@ -51,6 +54,7 @@ pub fn ssim_forward_kernel<F: Float>(
     #[comptime] l1: bool,
     #[comptime] targets: Option<GradTargets>,
     #[comptime] moments_only: bool,
+    #[comptime] write_map: bool,
     #[define(F)] _dtype: ElemType,
 ) {
     let taps = comptime![gaussian_taps(radius, sigma_bits)];
@@ -139,14 +143,30 @@ pub fn ssim_forward_kernel<F: Float>(
                 let in_map =
                     in_image && x >= crop && y >= crop && x + crop < width && y + crop < height;
                 let terms = ssim_terms::<F>(v[0], v[1], v[2], v[3], v[4], c1, c2, term);
-                if in_map {
-                    tile_sum += F::cast_from(ssim_scale) * terms.value;
-                }
-                if comptime![l1] {
+                if comptime![write_map] {
                     if in_image {
-                        let texel = 2 * ((first_row + out + radius) * span_x + column + radius);
-                        tile_sum +=
-                            F::cast_from(l1_scale) * F::abs(pixels[texel] - pixels[texel + 1]);
+                        let mut value = F::new(0.0);
+                        if in_map {
+                            value = F::cast_from(ssim_scale) * terms.value;
+                            if comptime![l1] {
+                                let texel =
+                                    2 * ((first_row + out + radius) * span_x + column + radius);
+                                value += F::cast_from(l1_scale)
+                                    * F::abs(pixels[texel] - pixels[texel + 1]);
+                            }
+                        }
+                        tile_sums[plane_base + y * width + x] = value;
+                    }
+                } else {
+                    if in_map {
+                        tile_sum += F::cast_from(ssim_scale) * terms.value;
+                    }
+                    if comptime![l1] {
+                        if in_image {
+                            let texel = 2 * ((first_row + out + radius) * span_x + column + radius);
+                            tile_sum +=
+                                F::cast_from(l1_scale) * F::abs(pixels[texel] - pixels[texel + 1]);
+                        }
                     }
                 }
                 if comptime![targets.is_some()] {
@@ -170,8 +190,9 @@ pub fn ssim_forward_kernel<F: Float>(
         }
     }
 
-    if comptime![moments_only] {
-        terminate!();
+    // Only a reducing forward has a tile sum to write: the write is left out at expansion (a
+    // `terminate!` under a comptime condition did not stop it on wgpu).
+    if comptime![!moments_only && !write_map] {
+        write_tile_sum::<F>(&mut pixels, tile_sums, tile_sum, comptime![layout.units()]);
     }
-    write_tile_sum::<F>(&mut pixels, tile_sums, tile_sum, comptime![layout.units()]);
 }

@@ -1,7 +1,7 @@
 //! Launches of the SSIM kernels on the CubeCL backend (every runtime).
 
 use burn::backend::{TensorMetadata, cubecl::dtype_to_storage_type, ops::FloatTensorOps};
-use burn::tensor::Shape;
+use burn::tensor::{Shape, Slice};
 use burn_cubecl::{CubeBackend, kernel::into_contiguous, tensor::CubeTensor};
 use burn_sad_kernels::ssim::{
     C1, C2, COLUMNS, GradTargets, StripLayout, ssim_backward_kernel, ssim_forward_kernel,
@@ -11,7 +11,7 @@ use cubecl::{CubeCount, CubeDim};
 mod volume;
 
 use super::options::SHARED_BYTES;
-use super::{SsimBackend, SsimKernelConfig, backend::stacked_shape};
+use super::{KernelReduction, SsimBackend, SsimKernelConfig, backend::stacked_shape};
 use crate::launch::{empty_contiguous, expect_dims, launch_kernel};
 use volume::{backward_volume, forward_volume};
 
@@ -88,7 +88,12 @@ fn forward(
     // Both images are staged, interleaved.
     let layout = layout(&config, true, 2, img1.dtype.size());
     let geometry = Geometry::of(&img1, layout);
-    let tile_sums = empty_like(&img1, Shape::new([geometry.cubes]));
+    // The map takes the tile sums' place, at the image's size.
+    let tile_sums = if config.is_map() {
+        empty_like(&img1, img1.shape())
+    } else {
+        empty_like(&img1, Shape::new([geometry.cubes]))
+    };
     let (ssim_scale, l1_scale) = config.scales(&img1.shape());
     let partials = match targets {
         Some(targets) => empty_like(&img1, stacked_shape(targets.partial_count(), &img1.shape())),
@@ -116,6 +121,7 @@ fn forward(
         config.has_l1(),
         targets,
         false,
+        config.is_map(),
         dtype_to_storage_type(img1.dtype),
     ));
     let value = reduce_tile_sums(tile_sums, config, geometry.planes);
@@ -123,16 +129,61 @@ fn forward(
 }
 
 /// Sums the cubes' tile sums into the value: one total, or one per plane (per volume in 3D)
-/// when the grid holds `planes` equal runs of cubes.
+/// when the grid holds `planes` equal runs of cubes. A map (`tile_sums` of the images' shape) is
+/// cropped to the map region and flattened.
 fn reduce_tile_sums(tile_sums: CubeTensor, config: SsimKernelConfig, planes: usize) -> CubeTensor {
-    if config.per_plane {
-        let cubes = tile_sums.shape().num_elements();
-        let per_plane = Shape::new([planes, cubes / planes]);
-        let sums = CubeBackend::float_sum_dim(CubeBackend::float_reshape(tile_sums, per_plane), 1);
-        CubeBackend::float_reshape(sums, Shape::new([planes]))
-    } else {
-        CubeBackend::float_sum(tile_sums)
+    match config.reduction {
+        KernelReduction::Total => CubeBackend::float_sum(tile_sums),
+        KernelReduction::PerPlane => {
+            let cubes = tile_sums.shape().num_elements();
+            let per_plane = Shape::new([planes, cubes / planes]);
+            let sums =
+                CubeBackend::float_sum_dim(CubeBackend::float_reshape(tile_sums, per_plane), 1);
+            CubeBackend::float_reshape(sums, Shape::new([planes]))
+        }
+        KernelReduction::Map => {
+            let shape = tile_sums.shape();
+            let map = if config.crop() == 0 {
+                tile_sums
+            } else {
+                into_contiguous(CubeBackend::float_slice(
+                    tile_sums,
+                    &map_region(&config, &shape),
+                ))
+            };
+            CubeBackend::float_reshape(map, config.value_shape(&shape))
+        }
     }
+}
+
+/// The slices that select the map region of an image-shaped `[batch, channels, ..]` tensor.
+fn map_region(config: &SsimKernelConfig, shape: &Shape) -> Vec<Slice> {
+    let crop = config.crop();
+    shape
+        .iter()
+        .enumerate()
+        .map(|(axis, &side)| {
+            let end = if axis < 2 { side } else { side - crop };
+            let start = if axis < 2 { 0 } else { crop };
+            Slice::new(start as isize, Some(end as isize), 1)
+        })
+        .collect()
+}
+
+/// A map's flat upstream gradient as an image-shaped tensor, zero outside the map region, for
+/// the backward kernels' `map_upstream` mode.
+fn map_upstream(upstream: CubeTensor, config: &SsimKernelConfig, shape: &Shape) -> CubeTensor {
+    if config.crop() == 0 {
+        return into_contiguous(CubeBackend::float_reshape(upstream, shape.clone()));
+    }
+    let region = map_region(config, shape);
+    let cropped: Vec<usize> = region
+        .iter()
+        .map(|slice| (slice.end.unwrap() - slice.start) as usize)
+        .collect();
+    let upstream = CubeBackend::float_reshape(upstream, Shape::from(cropped));
+    let zeros = CubeBackend::float_zeros(shape.clone(), &upstream.device, upstream.dtype.into());
+    into_contiguous(CubeBackend::float_slice_assign(zeros, &region, upstream))
 }
 
 fn is_volume(tensor: &CubeTensor) -> bool {
@@ -173,7 +224,6 @@ impl SsimBackend for CubeBackend {
         let img1 = into_contiguous(img1);
         let img2 = into_contiguous(img2);
         let partials = into_contiguous(partials);
-        let upstream = into_contiguous(upstream);
         let layout = layout(&config, false, targets.partial_count(), img1.dtype.size());
         let geometry = Geometry::of(&img1, layout);
         // The kernel reads these at indices derived from img1's shape, unchecked.
@@ -190,12 +240,17 @@ impl SsimBackend for CubeBackend {
             &partials,
             stacked.as_slice(),
         );
-        let upstream_len = if config.per_plane { geometry.planes } else { 1 };
+        let upstream_len = config.value_shape(&img1.shape()).num_elements();
         assert!(
             upstream.shape().num_elements() == upstream_len,
             "fused_ssim backward: the upstream gradient has {} values, expected {upstream_len}",
             upstream.shape().num_elements()
         );
+        let upstream = if config.is_map() {
+            map_upstream(upstream, &config, &img1.shape())
+        } else {
+            into_contiguous(upstream)
+        };
         let grads = empty_like(&img1, stacked_shape(targets.grad_count(), &img1.shape()));
         let (ssim_scale, l1_scale) = config.scales(&img1.shape());
         launch_kernel!(ssim_backward_kernel(
@@ -209,7 +264,7 @@ impl SsimBackend for CubeBackend {
             grads.clone().into_tensor_arg(),
             geometry.height,
             geometry.width,
-            usize::from(config.per_plane),
+            usize::from(config.reduction == KernelReduction::PerPlane),
             ssim_scale,
             l1_scale,
             config.radius,
@@ -218,6 +273,7 @@ impl SsimBackend for CubeBackend {
             config.has_l1(),
             targets,
             false,
+            config.is_map(),
             dtype_to_storage_type(img1.dtype),
         ));
         grads

@@ -9,9 +9,9 @@ use burn_sad_kernels::ssim::{
 };
 use cubecl::{CubeCount, CubeDim};
 
-use super::{Geometry, empty_like, layout, reduce_tile_sums};
+use super::{Geometry, empty_like, layout, map_upstream, reduce_tile_sums};
 use crate::launch::{expect_dims, launch_kernel};
-use crate::ssim::{SsimKernelConfig, backend::stacked_shape};
+use crate::ssim::{KernelReduction, SsimKernelConfig, backend::stacked_shape};
 
 /// Depth-stage tiling: 32 × 8 voxel columns per cube, 16 slices per unit (a 26-slice window
 /// pass for 16 outputs at radius 5).
@@ -75,7 +75,7 @@ pub(super) fn forward_volume(
         slices.count,
         slices.dim,
         img1.clone().into_tensor_arg(),
-        img2.into_tensor_arg(),
+        img2.clone().into_tensor_arg(),
         unused.clone().into_tensor_arg(),
         moments.clone().into_tensor_arg(),
         slices.height,
@@ -92,11 +92,17 @@ pub(super) fn forward_volume(
         false,
         None,
         true,
+        false,
         dtype_to_storage_type(img1.dtype),
     ));
 
     let volume = DepthGeometry::of(&img1);
-    let tile_sums = empty_like(&img1, Shape::new([volume.cubes]));
+    // The map takes the tile sums' place, at the volumes' size.
+    let tile_sums = if config.is_map() {
+        empty_like(&img1, shape.clone())
+    } else {
+        empty_like(&img1, Shape::new([volume.cubes]))
+    };
     let partials = match targets {
         Some(targets) => empty_like(&img1, stacked_shape(targets.partial_count(), &shape)),
         None => unused,
@@ -122,6 +128,7 @@ pub(super) fn forward_volume(
         DEPTH_LAYOUT,
         config.term,
         targets,
+        config.is_map(),
         dtype_to_storage_type(img1.dtype),
     );
     (
@@ -143,8 +150,12 @@ pub(super) fn backward_volume(
     let img1 = into_contiguous(img1);
     let img2 = into_contiguous(img2);
     let partials = into_contiguous(partials);
-    let upstream = into_contiguous(upstream);
     let shape = img1.shape();
+    let upstream = if config.is_map() {
+        map_upstream(upstream, &config, &shape)
+    } else {
+        into_contiguous(upstream)
+    };
     let maps = targets.partial_count();
     // The slice kernel reads the partial maps at indices of img1's shape, unchecked.
     let stacked = stacked_shape(maps, &shape);
@@ -177,6 +188,7 @@ pub(super) fn backward_volume(
         false,
         targets,
         true,
+        config.is_map(),
         dtype_to_storage_type(img1.dtype),
     ));
 
@@ -188,7 +200,7 @@ pub(super) fn backward_volume(
         volume.count,
         volume.dim,
         img1.clone().into_tensor_arg(),
-        img2.into_tensor_arg(),
+        img2.clone().into_tensor_arg(),
         blurred.into_tensor_arg(),
         upstream.into_tensor_arg(),
         grads.clone().into_tensor_arg(),
@@ -196,12 +208,13 @@ pub(super) fn backward_volume(
         volume.height,
         volume.width,
         volume.chunks,
-        usize::from(config.per_plane),
+        usize::from(config.reduction == KernelReduction::PerPlane),
         ssim_scale,
         config.radius,
         config.sigma_bits,
         DEPTH_LAYOUT,
         targets,
+        config.is_map(),
         dtype_to_storage_type(img1.dtype),
     );
     grads
