@@ -1,9 +1,13 @@
 //! The public tensor-level entry points.
 
+use std::ops::Range;
+
 use burn::tensor::{DType, Tensor};
 
 use super::reduction::{Mean, SsimReduction};
-use super::{SsimError, SsimKernelConfig, SsimOptions, reference::reference_value};
+use super::{
+    KernelReduction, SsimError, SsimKernelConfig, SsimOptions, reference::reference_value,
+};
 #[cfg(feature = "cube")]
 use crate::device::uses_fused_kernels;
 
@@ -191,6 +195,70 @@ pub fn try_ssim_l1_loss_reduced<R: SsimReduction<4>>(
     Ok(R::shape_value(value, dims))
 }
 
+/// SSIM with a per-pixel weight: the SSIM map times `mask`, averaged over the mask's sum (what
+/// 3D Gaussian-splatting trainers do with the ground truth's alpha), reduced as `reduction`
+/// says; with [`Map`](super::Map), the weighted map. `mask` is `[batch, 1, ..spatial]` (one
+/// weight for every channel) or `[batch, channels, ..spatial]`, with values in [0, 1]; with
+/// [`Padding::Valid`](super::Padding::Valid) its border is cropped as the map is. A mean whose
+/// weights sum to 0 is 0. A mask of ones gives the unmasked op's value.
+///
+/// Differentiable with respect to both images (the map's backward runs in the fused kernels),
+/// not the mask. The mask is checked for values outside [0, 1] on the device, which waits for
+/// the values: a mask reused every step can be checked once with this function's `try_` twin
+/// and is cheap to pass again.
+///
+/// ```
+/// use burn::tensor::{Device, Distribution, Tensor};
+/// use burn_sad::ssim::{Mean, SsimOptions, fused_ssim_masked};
+///
+/// let device = Device::default().autodiff();
+/// let gt = Tensor::<4>::random([1, 3, 32, 32], Distribution::Default, &device);
+/// let alpha = Tensor::<4>::ones([1, 1, 32, 32], &device);
+/// let pred = Tensor::<4>::zeros([1, 3, 32, 32], &device).require_grad();
+/// let ssim = fused_ssim_masked(pred.clone(), gt, alpha, SsimOptions::default(), Mean);
+/// let grads = ssim.neg().add_scalar(1.0).backward();
+/// assert_eq!(pred.grad(&grads).unwrap().dims(), [1, 3, 32, 32]);
+/// ```
+///
+/// # Panics
+/// With the message of the [`SsimError`] that [`try_fused_ssim_masked`] would return.
+pub fn fused_ssim_masked<const D: usize, R: SsimReduction<D>>(
+    img1: Tensor<D>,
+    img2: Tensor<D>,
+    mask: Tensor<D>,
+    options: SsimOptions,
+    reduction: R,
+) -> R::Output {
+    try_fused_ssim_masked(img1, img2, mask, options, reduction)
+        .unwrap_or_else(|error| panic!("{error}"))
+}
+
+/// [`fused_ssim_masked`] that returns a typed error instead of panicking on bad input: a mask
+/// of the wrong shape, dtype or device, or with a value outside [0, 1] or not finite.
+pub fn try_fused_ssim_masked<const D: usize, R: SsimReduction<D>>(
+    img1: Tensor<D>,
+    img2: Tensor<D>,
+    mask: Tensor<D>,
+    options: SsimOptions,
+    reduction: R,
+) -> Result<R::Output, SsimError> {
+    validate(&img1, &img2, &options)?;
+    validate_mask(&img1, &mask)?;
+    let config = SsimKernelConfig {
+        reduction: KernelReduction::Map,
+        ..options.into()
+    };
+    let dims = map_dims(&img1, &config);
+    let map: Tensor<D> = kernel_value(img1, img2, config).reshape(dims);
+    let crop = config.crop();
+    let region: [Range<usize>; D] = std::array::from_fn(|axis| match axis {
+        0 | 1 => 0..mask.dims()[axis],
+        _ => crop..crop + dims[axis],
+    });
+    let weights = mask.detach().slice(region).expand(dims);
+    Ok(reduction.weighted(map, weights))
+}
+
 /// `[batch, channels, ..map extent]` of `config`'s map for inputs shaped as `img`.
 fn map_dims<const D: usize>(img: &Tensor<D>, config: &SsimKernelConfig) -> [usize; D] {
     let dims = img.dims();
@@ -202,6 +270,45 @@ fn map_dims<const D: usize>(img: &Tensor<D>, config: &SsimKernelConfig) -> [usiz
             extent[axis - 2]
         }
     })
+}
+
+/// The mask matches the images (`[batch, 1 or channels, ..spatial]`, f32, same device) and
+/// every value is in [0, 1]. The range check reads one flag back from the device.
+fn validate_mask<const D: usize>(img: &Tensor<D>, mask: &Tensor<D>) -> Result<(), SsimError> {
+    let (images, dims) = (img.dims(), mask.dims());
+    let shape_ok =
+        dims[0] == images[0] && (dims[1] == 1 || dims[1] == images[1]) && dims[2..] == images[2..];
+    if !shape_ok {
+        return Err(SsimError::MaskShape {
+            mask: dims.to_vec(),
+            images: images.to_vec(),
+        });
+    }
+    if mask.dtype() != DType::F32 {
+        return Err(SsimError::BadMask(format!(
+            "the mask must be f32, got {:?}",
+            mask.dtype()
+        )));
+    }
+    if mask.device() != img.device() {
+        return Err(SsimError::BadMask(format!(
+            "the mask is on {:?} but the images on {:?}",
+            mask.device(),
+            img.device()
+        )));
+    }
+    // NaN fails both comparisons, so it counts as outside.
+    let inside = mask
+        .clone()
+        .detach()
+        .greater_equal_elem(0.0)
+        .bool_and(mask.clone().detach().lower_equal_elem(1.0));
+    if !inside.all().into_scalar::<bool>() {
+        return Err(SsimError::BadMask(
+            "every weight must be finite and between 0 and 1".into(),
+        ));
+    }
+    Ok(())
 }
 
 /// The value `config` describes, from the fused kernels where the device runs them and from the

@@ -75,6 +75,20 @@ pub enum SsimError {
     /// MS-SSIM scale weights must be a non-empty list of finite, non-negative numbers.
     #[error("ms_ssim: weights must be finite, non-negative and at least one, got {0:?}")]
     BadWeights(Vec<f32>),
+    /// The mask's shape is not `[batch, 1 or channels, ..spatial]` of the images.
+    #[error(
+        "fused_ssim_masked: the mask has shape {mask:?}; for images of shape {images:?} it must be [batch, 1 or channels, ..spatial]"
+    )]
+    MaskShape {
+        /// Shape of the mask.
+        mask: Vec<usize>,
+        /// Shape of the images.
+        images: Vec<usize>,
+    },
+    /// The mask is not f32, is on another device, or has a value outside [0, 1] (NaN
+    /// included).
+    #[error("fused_ssim_masked: {0}")]
+    BadMask(String),
     /// Too many planes (slices in 3D) for one launch grid.
     #[error(
         "fused_ssim: batch × channels (× depth in 3D) = {0} exceeds the 65535 planes one launch can hold"

@@ -38,9 +38,9 @@ mod reference;
 #[doc(hidden)]
 pub use crate::device::uses_fused_kernels;
 pub use api::{
-    fused_ssim, fused_ssim_reduced, fused_ssim3d, ssim_l1_loss, ssim_l1_loss_reduced,
-    try_fused_ssim, try_fused_ssim_reduced, try_fused_ssim3d, try_ssim_l1_loss,
-    try_ssim_l1_loss_reduced,
+    fused_ssim, fused_ssim_masked, fused_ssim_reduced, fused_ssim3d, ssim_l1_loss,
+    ssim_l1_loss_reduced, try_fused_ssim, try_fused_ssim_masked, try_fused_ssim_reduced,
+    try_fused_ssim3d, try_ssim_l1_loss, try_ssim_l1_loss_reduced,
 };
 pub use backend::{KernelReduction, SsimBackend, SsimKernelConfig};
 pub use burn_sad_kernels::ssim::{GradTargets, SsimTerm};

@@ -38,6 +38,11 @@ pub trait SsimReduction<const D: usize>: Copy + sealed::Sealed {
     /// Shapes the kernels' flat value; `map_dims` is `[batch, channels, ..map extent]`.
     #[doc(hidden)]
     fn shape_value(value: Tensor<1>, map_dims: [usize; D]) -> Self::Output;
+
+    /// Reduces `map` weighted by `weights` (both of `map`'s shape): the weighted mean over what
+    /// this reduction averages, 0 where the weights sum to 0, or the weighted map.
+    #[doc(hidden)]
+    fn weighted(self, map: Tensor<D>, weights: Tensor<D>) -> Self::Output;
 }
 
 /// The mean over every pixel of every plane: shape `[1]` (what [`fused_ssim`](super::fused_ssim)
@@ -67,6 +72,21 @@ mod sealed {
     impl Sealed for super::Map {}
 }
 
+/// Weighted sums of `map` per `[batch, channels]` plane: `(Σ w·map, Σ w)`, each `[batch,
+/// channels]`.
+fn plane_sums<const D: usize>(map: Tensor<D>, weights: Tensor<D>) -> (Tensor<2>, Tensor<2>) {
+    let dims = map.dims();
+    let planes = [dims[0], dims[1]];
+    let flat = |t: Tensor<D>| t.reshape([dims[0] as i32, dims[1] as i32, -1]);
+    let weighted = flat(map * weights.clone()).sum_dim(2).reshape(planes);
+    (weighted, flat(weights).sum_dim(2).reshape(planes))
+}
+
+/// `sums / totals`, and 0 where a total is 0.
+fn ratio<const R: usize>(sums: Tensor<R>, totals: Tensor<R>) -> Tensor<R> {
+    sums / totals.clamp_min(f32::MIN_POSITIVE)
+}
+
 macro_rules! reductions_for_rank {
     ($rank:literal) => {
         impl SsimReduction<$rank> for Mean {
@@ -78,6 +98,11 @@ macro_rules! reductions_for_rank {
 
             fn shape_value(value: Tensor<1>, _: [usize; $rank]) -> Tensor<1> {
                 value
+            }
+
+            fn weighted(self, map: Tensor<$rank>, weights: Tensor<$rank>) -> Tensor<1> {
+                let (sums, totals) = plane_sums(map, weights);
+                ratio(sums.sum().reshape([1]), totals.sum().reshape([1]))
             }
         }
 
@@ -95,6 +120,12 @@ macro_rules! reductions_for_rank {
                     .mean_dim(1)
                     .reshape([dims[0]])
             }
+
+            fn weighted(self, map: Tensor<$rank>, weights: Tensor<$rank>) -> Tensor<1> {
+                let batch = map.dims()[0];
+                let (sums, totals) = plane_sums(map, weights);
+                ratio(sums.sum_dim(1), totals.sum_dim(1)).reshape([batch])
+            }
         }
 
         impl SsimReduction<$rank> for PerChannel {
@@ -107,6 +138,11 @@ macro_rules! reductions_for_rank {
             fn shape_value(value: Tensor<1>, dims: [usize; $rank]) -> Tensor<2> {
                 value.reshape([dims[0], dims[1]])
             }
+
+            fn weighted(self, map: Tensor<$rank>, weights: Tensor<$rank>) -> Tensor<2> {
+                let (sums, totals) = plane_sums(map, weights);
+                ratio(sums, totals)
+            }
         }
 
         impl SsimReduction<$rank> for Map {
@@ -118,6 +154,10 @@ macro_rules! reductions_for_rank {
 
             fn shape_value(value: Tensor<1>, dims: [usize; $rank]) -> Tensor<$rank> {
                 value.reshape(dims)
+            }
+
+            fn weighted(self, map: Tensor<$rank>, weights: Tensor<$rank>) -> Tensor<$rank> {
+                map * weights
             }
         }
     };

@@ -1,14 +1,15 @@
-//! The SSIM ops' reductions (per image, per channel, the map) against the
+//! The SSIM ops' reductions (per image, per channel, the map) and masks against the
 //! plain-tensor reference: values, gradients under an upstream gradient that differs per
-//! element, finite differences of the map and a real photo.
+//! element, finite differences of the map, a real photo, and the bad-mask matrix.
 
 use crate::common;
 
-use burn::tensor::{Tensor, TensorData};
+use burn::tensor::{Device, Tensor, TensorData};
 use burn_sad::image::load_rgb;
 use burn_sad::ssim::{
-    Map, PerChannel, PerImage, SsimOptions, SsimReduction, fused_ssim, fused_ssim_reduced,
-    ssim_l1_loss, ssim_l1_loss_reduced, ssim_reference_reduced,
+    Map, Mean, PerChannel, PerImage, SsimError, SsimOptions, SsimReduction, fused_ssim,
+    fused_ssim_masked, fused_ssim_reduced, ssim_l1_loss, ssim_l1_loss_reduced,
+    ssim_reference_reduced, try_fused_ssim_masked,
 };
 use burn_sad_kernels::ssim::{DEFAULT_RADIUS, DEFAULT_SIGMA, gaussian_taps};
 use common::{SAME, VALID, assert_close, device, pair, random, values};
@@ -332,5 +333,123 @@ fn map_of_a_real_photo_matches_float64() {
             .sum::<f64>();
         let bias = bias / fused.len() as f64;
         assert!(bias.abs() < 1e-6, "{what}: the map's mean is off by {bias}");
+    }
+}
+
+/// A smooth mask in [0, 1] with exact zeros and ones, one channel or `channels`.
+fn mask(shape: [usize; 4], device: &Device) -> Tensor<4> {
+    random(shape, 27, device)
+        .mul_scalar(1.6)
+        .sub_scalar(0.3)
+        .clamp(0.0, 1.0)
+}
+
+#[test]
+fn a_mask_of_ones_is_the_unmasked_op() {
+    let device = device();
+    let (a, b) = pair([2, 3, 16, 19], 28, &device);
+    for options in [SAME, VALID] {
+        let ones = Tensor::<4>::ones([2, 1, 16, 19], &device);
+        let masked = values(fused_ssim_masked(
+            a.clone(),
+            b.clone(),
+            ones.clone(),
+            options,
+            Mean,
+        ));
+        let plain = values(fused_ssim(a.clone(), b.clone(), options));
+        assert_close(&masked, &plain, 1e-6, 0.0, "mask of ones, mean");
+        let masked = values(fused_ssim_masked(
+            a.clone(),
+            b.clone(),
+            ones,
+            options,
+            PerChannel,
+        ));
+        let plain = values(fused_ssim_reduced(
+            a.clone(),
+            b.clone(),
+            options,
+            PerChannel,
+        ));
+        assert_close(&masked, &plain, 1e-6, 0.0, "mask of ones, per channel");
+    }
+}
+
+#[test]
+fn masked_ssim_matches_the_weighted_reference_map() {
+    let device = device();
+    let (a, b) = pair([2, 3, 16, 19], 29, &device);
+    let weights = mask([2, 1, 16, 19], &device);
+    for options in [SAME, VALID] {
+        let what = format!("masked {:?}", options.padding);
+        let reference = |x: Tensor<4>, y: Tensor<4>| -> Tensor<1> {
+            let map = ssim_reference_reduced(x, y, options, Map);
+            let [n, c, h, w] = map.dims();
+            let crop = (16 - h) / 2;
+            let m = weights
+                .clone()
+                .slice([0..n, 0..1, crop..crop + h, crop..crop + w]);
+            let m = Tensor::<4>::from_data(m.to_data(), &map.device()).expand([n, c, h, w]);
+            let per_image = (map * m.clone()).reshape([n as i32, -1]).sum_dim(1);
+            (per_image / m.reshape([n as i32, -1]).sum_dim(1)).reshape([n])
+        };
+        let fused = weighted_value_and_grads(
+            |x, y| {
+                let m = Tensor::<4>::from_data(weights.to_data(), &x.device());
+                fused_ssim_masked(x, y, m, options, PerImage)
+            },
+            &a,
+            &b,
+        );
+        let expected = weighted_value_and_grads(reference, &a, &b);
+        assert_matches(&fused, &expected, &what);
+        // One mask channel weighs every channel as the same mask repeated does.
+        let repeated = weights.clone().repeat_dim(1, 3);
+        let one = values(fused_ssim_masked(
+            a.clone(),
+            b.clone(),
+            weights.clone(),
+            options,
+            Mean,
+        ));
+        let three = values(fused_ssim_masked(
+            a.clone(),
+            b.clone(),
+            repeated,
+            options,
+            Mean,
+        ));
+        assert_close(&one, &three, 1e-7, 1e-6, &format!("{what} broadcast"));
+    }
+    // A mask of zeros over an image gives 0 for it, not NaN.
+    let zeros = Tensor::<4>::zeros([2, 1, 16, 19], &device);
+    let got = values(fused_ssim_masked(a, b, zeros, SAME, PerImage));
+    assert_eq!(got, [0.0, 0.0]);
+}
+
+#[test]
+fn bad_masks_are_errors() {
+    let device = device();
+    let (a, b) = pair([2, 3, 12, 12], 30, &device);
+    let attempt = |m: Tensor<4>| try_fused_ssim_masked(a.clone(), b.clone(), m, SAME, Mean);
+    for shape in [[2, 2, 12, 12], [1, 1, 12, 12], [2, 1, 12, 11]] {
+        let error = attempt(Tensor::<4>::ones(shape, &device)).err();
+        assert!(
+            matches!(error, Some(SsimError::MaskShape { .. })),
+            "{shape:?}: {error:?}"
+        );
+    }
+    for bad in [f32::NAN, 1.5, -0.25, f32::INFINITY] {
+        let mut data = vec![0.5f32; 2 * 144];
+        data[77] = bad;
+        let m = Tensor::<4>::from_data(TensorData::new(data, [2, 1, 12, 12]), &device);
+        let error = attempt(m).err();
+        assert!(
+            matches!(error, Some(SsimError::BadMask(_))),
+            "{bad}: {error:?}"
+        );
+        let message = error.unwrap().to_string();
+        assert!(message.contains("between 0 and 1"), "{message}");
     }
 }
