@@ -106,6 +106,11 @@ pub(crate) fn empty_contiguous(like: &CubeTensor, shape: Shape, dtype: DType) ->
     empty_device_contiguous_dtype(like.client.clone(), like.device.clone(), shape, dtype)
 }
 
+/// [`empty_contiguous`] of f32.
+pub(crate) fn empty_f32(like: &CubeTensor, shape: Shape) -> CubeTensor {
+    empty_contiguous(like, shape, DType::F32)
+}
+
 /// Panics unless `tensor` is contiguous, as a kernel that writes it in place indexes it.
 #[track_caller]
 pub(crate) fn expect_contiguous(op: &str, what: &str, tensor: &CubeTensor) {

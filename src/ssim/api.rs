@@ -370,10 +370,11 @@ pub(crate) fn validate<const D: usize>(
         });
     }
     crate::device::kernel_support(&device1).map_err(SsimError::UnsupportedDevice)?;
-    for dtype in [img1.dtype(), img2.dtype()] {
-        if dtype != DType::F32 {
-            return Err(SsimError::NotF32(format!("{dtype:?}")));
-        }
+    let (dtype1, dtype2) = (img1.dtype(), img2.dtype());
+    if !matches!(dtype1, DType::F32 | DType::F16 | DType::BF16) || dtype2 != dtype1 {
+        return Err(SsimError::UnsupportedDtype(format!(
+            "inputs must be f32, f16 or bf16, both the same, got {dtype1:?} and {dtype2:?}"
+        )));
     }
     if shape1.contains(&0) {
         return Err(SsimError::Empty {

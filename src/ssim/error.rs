@@ -50,9 +50,10 @@ pub enum SsimError {
     /// [`kernel_support`](crate::device::kernel_support)).
     #[error("fused_ssim: {0}")]
     UnsupportedDevice(String),
-    /// The inputs are not 32-bit floats.
-    #[error("fused_ssim: inputs must be f32, got {0}")]
-    NotF32(String),
+    /// The inputs' dtypes are not f32, f16 or bf16, one dtype for both (or, for
+    /// the `_u8` ops, a float prediction and a u8 target).
+    #[error("fused_ssim: {0}")]
+    UnsupportedDtype(String),
     /// The L1/SSIM mixing weight is outside [0, 1].
     #[error("ssim_l1_loss: lambda must be between 0 and 1, got {0}")]
     BadLambda(f32),

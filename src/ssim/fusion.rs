@@ -13,12 +13,11 @@ use crate::fusion_op::{Lazy, register_float_op};
 
 impl<B: FusionBackend + SsimBackend> SsimBackend for Fusion<B> {
     fn ssim_value(img1: Lazy<B>, img2: Lazy<B>, config: SsimKernelConfig) -> Lazy<B> {
-        let dtype: DType = img1.dtype;
         let value = config.value_shape(&img1.shape);
         let [value] = register_float_op::<B, 2, 1>(
             format!("burn_sad::ssim_value::{config:?}"),
             [img1, img2],
-            [(value, dtype)],
+            [(value, DType::F32)],
             move |[img1, img2]| [B::ssim_value(img1, img2, config)],
         );
         value
@@ -30,13 +29,12 @@ impl<B: FusionBackend + SsimBackend> SsimBackend for Fusion<B> {
         config: SsimKernelConfig,
         targets: GradTargets,
     ) -> (Lazy<B>, Lazy<B>) {
-        let dtype = img1.dtype;
         let partials = stacked_shape(targets.partial_count(), &img1.shape);
         let value = config.value_shape(&img1.shape);
         let [mean, partials] = register_float_op::<B, 2, 2>(
             format!("burn_sad::ssim_value_with_partials::{config:?}::{targets:?}"),
             [img1, img2],
-            [(value, dtype), (partials, dtype)],
+            [(value, DType::F32), (partials, DType::F32)],
             move |[img1, img2]| {
                 let (mean, partials) = B::ssim_value_with_partials(img1, img2, config, targets);
                 [mean, partials]
@@ -53,7 +51,8 @@ impl<B: FusionBackend + SsimBackend> SsimBackend for Fusion<B> {
         config: SsimKernelConfig,
         targets: GradTargets,
     ) -> Lazy<B> {
-        let dtype = img1.dtype;
+        // The tracked inputs' dtype (one dtype when both are).
+        let dtype = if targets.img1 { img1.dtype } else { img2.dtype };
         let grads = stacked_shape(targets.grad_count(), &img1.shape);
         let [grads] = register_float_op::<B, 4, 1>(
             format!("burn_sad::ssim_backward::{config:?}::{targets:?}"),

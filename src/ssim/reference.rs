@@ -6,7 +6,7 @@ use std::ops::Range;
 
 use burn::tensor::module::{conv2d, conv3d};
 use burn::tensor::ops::ConvOptions;
-use burn::tensor::{Tensor, TensorData};
+use burn::tensor::{DType, Tensor, TensorData};
 use burn_sad_kernels::ssim::{C1, C2, SsimTerm, gaussian_taps};
 
 use super::{KernelReduction, Padding, SsimKernelConfig, SsimOptions, SsimReduction};
@@ -60,6 +60,8 @@ pub(crate) fn reference_value<const D: usize>(
     img2: Tensor<D>,
     config: SsimKernelConfig,
 ) -> Tensor<1> {
+    // Half-precision inputs are taken in f32 (their gradients come back in their dtype).
+    let (img1, img2) = (img1.cast(DType::F32), img2.cast(DType::F32));
     let dims = img1.dims();
     let planes = dims[0] * dims[1];
     let map = term_map(img1.clone(), img2.clone(), &config);

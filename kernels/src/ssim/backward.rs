@@ -6,6 +6,7 @@
 
 use cubecl::prelude::*;
 
+use super::load::{InputEncoding, load_input};
 use super::ring::blur_ring;
 use super::window::gaussian_taps;
 use super::{COLUMNS, COVARIANCE_SLOT, GradTargets, SIGMA_SQ_SLOT, StripLayout};
@@ -20,18 +21,21 @@ use super::{COLUMNS, COVARIANCE_SLOT, GradTargets, SIGMA_SQ_SLOT, StripLayout};
 ///   weighted by it as it is staged, and the L1 step at each pixel by its own value
 ///   (`upstream_stride` is unused). In `blur_only` mode the staged maps are weighted too.
 /// - `ssim_scale`, `l1_scale`, `l1`: as in the forward.
-/// - `grads`: `[grad_count, planes·height·width]`, img1's gradient first when both are tracked.
+/// - `img1`, `img2`: the inputs in their storage types, read as `F` (see the forward);
+///   `partials`, `upstream` are `F`.
+/// - `grads`: `[grad_count, planes·height·width]` of `G` (the tracked inputs' float type),
+///   img1's gradient first when both are tracked.
 /// - With `blur_only`, the kernel is the in-slice stage of the 3D backward instead: it writes
 ///   the XY-blurred partial maps as a `[partial_count, planes·height·width]` stack into `grads`
-///   (`img1`, `img2` and the scales are then unused).
+///   of `G = F` (`img1`, `img2` and the scales are then unused).
 #[cube(launch, launch_unchecked)]
 #[allow(clippy::too_many_arguments)]
-pub fn ssim_backward_kernel<F: Float>(
-    img1: &Tensor<F>,
-    img2: &Tensor<F>,
+pub fn ssim_backward_kernel<F: Float, I1: Numeric, I2: Numeric, G: Float>(
+    img1: &Tensor<I1>,
+    img2: &Tensor<I2>,
     partials: &Tensor<F>,
     upstream: &Tensor<F>,
-    grads: &mut Tensor<F>,
+    grads: &mut Tensor<G>,
     height: usize,
     width: usize,
     upstream_stride: usize,
@@ -44,7 +48,8 @@ pub fn ssim_backward_kernel<F: Float>(
     #[comptime] targets: GradTargets,
     #[comptime] blur_only: bool,
     #[comptime] map_upstream: bool,
-    #[define(F)] _dtype: ElemType,
+    #[comptime] img2_encoding: InputEncoding,
+    #[define(F, I1, I2, G)] _dtypes: [ElemType; 4],
 ) {
     let taps = comptime![gaussian_taps(radius, sigma_bits)];
     let taps_len = comptime![2 * radius + 1];
@@ -123,14 +128,14 @@ pub fn ssim_backward_kernel<F: Float>(
                     let idx = plane_base + y * width + x;
                     #[unroll]
                     for m in 0..maps {
-                        grads[m * total + idx] = v[m];
+                        grads[m * total + idx] = G::cast_from(v[m]);
                     }
                 }
             } else {
                 if x < width && y < height {
                     let idx = plane_base + y * width + x;
-                    let a = img1[idx];
-                    let b = img2[idx];
+                    let a = load_input::<F, I1>(img1, idx, InputEncoding::Float);
+                    let b = load_input::<F, I2>(img2, idx, img2_encoding);
                     let g_var = v[comptime![SIGMA_SQ_SLOT]];
                     let g_cov = v[comptime![COVARIANCE_SLOT]];
                     // d|a − b|/da = sign(a − b), zero at a = b.
@@ -149,13 +154,14 @@ pub fn ssim_backward_kernel<F: Float>(
                     }
                     if comptime![targets.img1] {
                         let g_mu = v[comptime![targets.mu1_slot()]];
-                        grads[idx] = scale * (g_mu + two * a * g_var + b * g_cov) + l1_grad;
+                        grads[idx] =
+                            G::cast_from(scale * (g_mu + two * a * g_var + b * g_cov) + l1_grad);
                     }
                     if comptime![targets.img2] {
                         let g_mu = v[comptime![targets.mu2_slot()]];
                         let slot = comptime![targets.img1 as usize];
                         grads[slot * total + idx] =
-                            scale * (g_mu + two * b * g_var + a * g_cov) - l1_grad;
+                            G::cast_from(scale * (g_mu + two * b * g_var + a * g_cov) - l1_grad);
                     }
                 }
             }

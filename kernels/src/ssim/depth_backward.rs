@@ -3,6 +3,7 @@
 
 use cubecl::prelude::*;
 
+use super::load::{InputEncoding, load_input};
 use super::ring::blur_ring;
 use super::{COLUMNS, COVARIANCE_SLOT, DepthLayout, GradTargets, SIGMA_SQ_SLOT};
 
@@ -14,15 +15,16 @@ use super::{COLUMNS, COVARIANCE_SLOT, DepthLayout, GradTargets, SIGMA_SQ_SLOT};
 ///   when the forward summed all volumes into one value).
 /// - With `map_upstream`, the per-voxel upstream gradient already weights `blurred` (the slice
 ///   stage staged the partial maps times it), and `upstream` is not read.
-/// - `grads`: `[grad_count, volumes·depth·height·width]`, img1's gradient first.
+/// - `img1`, `img2`: the volumes in their storage types, read as `F` (see the 2D forward).
+/// - `grads`: `[grad_count, volumes·depth·height·width]` of `G`, img1's gradient first.
 #[cube(launch)]
 #[allow(clippy::too_many_arguments)]
-pub fn ssim3d_depth_backward_kernel<F: Float>(
-    img1: &Tensor<F>,
-    img2: &Tensor<F>,
+pub fn ssim3d_depth_backward_kernel<F: Float, I1: Numeric, I2: Numeric, G: Float>(
+    img1: &Tensor<I1>,
+    img2: &Tensor<I2>,
     blurred: &Tensor<F>,
     upstream: &Tensor<F>,
-    grads: &mut Tensor<F>,
+    grads: &mut Tensor<G>,
     depth: usize,
     height: usize,
     width: usize,
@@ -34,7 +36,8 @@ pub fn ssim3d_depth_backward_kernel<F: Float>(
     #[comptime] layout: DepthLayout,
     #[comptime] targets: GradTargets,
     #[comptime] map_upstream: bool,
-    #[define(F)] _dtype: ElemType,
+    #[comptime] img2_encoding: InputEncoding,
+    #[define(F, I1, I2, G)] _dtypes: [ElemType; 4],
 ) {
     let taps_len = comptime![2 * radius + 1];
     let maps = comptime![targets.partial_count()];
@@ -73,18 +76,19 @@ pub fn ssim3d_depth_backward_kernel<F: Float>(
             let z = z0 + out;
             if in_slice && z < depth {
                 let idx = column + z * slice;
-                let a = img1[idx];
-                let b = img2[idx];
+                let a = load_input::<F, I1>(img1, idx, InputEncoding::Float);
+                let b = load_input::<F, I2>(img2, idx, img2_encoding);
                 let g_var = v[comptime![SIGMA_SQ_SLOT]];
                 let g_cov = v[comptime![COVARIANCE_SLOT]];
                 if comptime![targets.img1] {
                     let g_mu = v[comptime![targets.mu1_slot()]];
-                    grads[idx] = scale * (g_mu + two * a * g_var + b * g_cov);
+                    grads[idx] = G::cast_from(scale * (g_mu + two * a * g_var + b * g_cov));
                 }
                 if comptime![targets.img2] {
                     let g_mu = v[comptime![targets.mu2_slot()]];
                     let slot = comptime![targets.img1 as usize];
-                    grads[slot * total + idx] = scale * (g_mu + two * b * g_var + a * g_cov);
+                    grads[slot * total + idx] =
+                        G::cast_from(scale * (g_mu + two * b * g_var + a * g_cov));
                 }
             }
         }

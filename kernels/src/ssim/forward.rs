@@ -4,6 +4,7 @@
 use cubecl::prelude::*;
 
 use super::epilogue::{SsimTerm, ssim_terms};
+use super::load::{InputEncoding, load_input};
 use super::reduce::write_tile_sum;
 use super::ring::blur_ring;
 use super::window::gaussian_taps;
@@ -14,7 +15,9 @@ const STATS: usize = 5;
 
 /// Computes SSIM over one output tile (see the module docs for the layout).
 ///
-/// - `img1`, `img2`: contiguous data of `planes` planes of `height × width`.
+/// - `img1`, `img2`: contiguous data of `planes` planes of `height × width`, each of its own
+///   storage type (`I1`, `I2`), read as `F`; `img2_encoding` says how img2 stores its values.
+///   The outputs are `F`.
 /// - `tile_sums[cube]`: `ssim_scale` times the sum of the `term` map over this tile's pixels
 ///   inside the map region (the whole image, or the `crop`-px interior for valid padding), plus,
 ///   with `l1`, `l1_scale` times the sum of |img1 − img2| over its pixels. With the scales set
@@ -35,9 +38,9 @@ const STATS: usize = 5;
 /// `(⌈W / COLUMNS⌉, ⌈H / layout.tile_rows()⌉, planes)` grid.
 #[cube(launch, launch_unchecked)]
 #[allow(clippy::too_many_arguments)]
-pub fn ssim_forward_kernel<F: Float>(
-    img1: &Tensor<F>,
-    img2: &Tensor<F>,
+pub fn ssim_forward_kernel<F: Float, I1: Numeric, I2: Numeric>(
+    img1: &Tensor<I1>,
+    img2: &Tensor<I2>,
     tile_sums: &mut Tensor<F>,
     partials: &mut Tensor<F>,
     height: usize,
@@ -55,7 +58,8 @@ pub fn ssim_forward_kernel<F: Float>(
     #[comptime] targets: Option<GradTargets>,
     #[comptime] moments_only: bool,
     #[comptime] write_map: bool,
-    #[define(F)] _dtype: ElemType,
+    #[comptime] img2_encoding: InputEncoding,
+    #[define(F, I1, I2)] _dtypes: [ElemType; 3],
 ) {
     let taps = comptime![gaussian_taps(radius, sigma_bits)];
     let taps_len = comptime![2 * radius + 1];
@@ -78,8 +82,8 @@ pub fn ssim_forward_kernel<F: Float>(
         let mut b = F::new(0.0);
         if sy >= radius && sy < height + radius && sx >= radius && sx < width + radius {
             let idx = plane_base + (sy - radius) * width + sx - radius;
-            a = img1[idx];
-            b = img2[idx];
+            a = load_input::<F, I1>(img1, idx, InputEncoding::Float);
+            b = load_input::<F, I2>(img2, idx, img2_encoding);
         }
         pixels[2 * i] = a;
         pixels[2 * i + 1] = b;

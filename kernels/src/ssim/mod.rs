@@ -34,6 +34,7 @@ mod depth_forward;
 mod epilogue;
 #[allow(missing_docs)] // CubeCL-generated launch items: see the crate root.
 mod forward;
+mod load;
 mod reduce;
 mod ring;
 mod window;
@@ -43,6 +44,7 @@ pub use depth_backward::ssim3d_depth_backward_kernel;
 pub use depth_forward::ssim3d_depth_forward_kernel;
 pub use epilogue::SsimTerm;
 pub use forward::ssim_forward_kernel;
+pub use load::InputEncoding;
 pub use window::{DEFAULT_RADIUS, DEFAULT_SIGMA, gaussian_taps};
 
 /// Output columns per cube: one unit per column, a warp wide on NVIDIA.

@@ -32,7 +32,7 @@ use super::{
     BackwardStrategy, PassConfig, RenderGeometry, SadBackend, SadKernels, SiteRecordKind,
     ViewTransform,
 };
-use crate::launch::{empty_contiguous, expect_dims, expect_rows_of};
+use crate::launch::{empty_contiguous, empty_f32, expect_dims, expect_rows_of};
 
 /// Units per side of the cubes of the per-cell candidate kernels.
 const CELL_TILE: u32 = 16;
@@ -121,10 +121,6 @@ fn ids(candidates: CubeTensor) -> CubeTensor {
         CubeBackend::int_cast(candidates, IntDType::I32)
     };
     into_contiguous(candidates)
-}
-
-fn empty_f32(like: &CubeTensor, shape: Shape) -> CubeTensor {
-    empty_contiguous(like, shape, DType::F32)
 }
 
 fn empty_i32(like: &CubeTensor, shape: Shape) -> CubeTensor {

@@ -1,18 +1,20 @@
 //! Launches of the SSIM kernels on the CubeCL backend (every runtime).
 
 use burn::backend::{TensorMetadata, cubecl::dtype_to_storage_type, ops::FloatTensorOps};
-use burn::tensor::{Shape, Slice};
+use burn::tensor::{DType, Shape, Slice};
 use burn_cubecl::{CubeBackend, kernel::into_contiguous, tensor::CubeTensor};
 use burn_sad_kernels::ssim::{
-    C1, C2, COLUMNS, GradTargets, StripLayout, ssim_backward_kernel, ssim_forward_kernel,
+    C1, C2, COLUMNS, GradTargets, InputEncoding, StripLayout, ssim_backward_kernel,
+    ssim_forward_kernel,
 };
+use cubecl::ir::ElemType;
 use cubecl::{CubeCount, CubeDim};
 
 mod volume;
 
 use super::options::SHARED_BYTES;
 use super::{KernelReduction, SsimBackend, SsimKernelConfig, backend::stacked_shape};
-use crate::launch::{empty_contiguous, expect_dims, launch_kernel};
+use crate::launch::{empty_contiguous, empty_f32, expect_dims, launch_kernel};
 use volume::{backward_volume, forward_volume};
 
 /// The forward's (`forward`) or the backward's strips of `config`'s layout for a kernel staging
@@ -69,9 +71,31 @@ impl Geometry {
     }
 }
 
-/// An uninitialised contiguous tensor of `shape` with `tensor`'s dtype and device.
-fn empty_like(tensor: &CubeTensor, shape: Shape) -> CubeTensor {
-    empty_contiguous(tensor, shape, tensor.dtype)
+/// The kernels' arithmetic type and that of their values, partial maps and map.
+pub(super) const F32_BYTES: usize = 4;
+
+/// How img2 stores its values: 8-bit unsigned integers stand for `q / 255`.
+pub(super) fn encoding(img2: &CubeTensor) -> InputEncoding {
+    match img2.dtype {
+        DType::U8 => InputEncoding::Unorm8,
+        _ => InputEncoding::Float,
+    }
+}
+
+/// The gradients' dtype: the tracked inputs' (one dtype when both are tracked).
+pub(super) fn grad_dtype(img1: &CubeTensor, img2: &CubeTensor, targets: GradTargets) -> DType {
+    if targets.img1 { img1.dtype } else { img2.dtype }
+}
+
+/// The forward kernel's element types: f32 arithmetic, then the two inputs' storage types.
+pub(super) fn input_types(img1: &CubeTensor, img2: &CubeTensor) -> [ElemType; 3] {
+    [DType::F32, img1.dtype, img2.dtype].map(dtype_to_storage_type)
+}
+
+/// The backward kernel's element types: [`input_types`], then the gradients' storage type.
+pub(super) fn backward_types(img1: &CubeTensor, img2: &CubeTensor, grads: DType) -> [ElemType; 4] {
+    let [f, i1, i2] = input_types(img1, img2);
+    [f, i1, i2, dtype_to_storage_type(grads)]
 }
 
 /// Runs the forward kernel; returns the mean SSIM and, when `targets` is given, the partials.
@@ -86,18 +110,18 @@ fn forward(
     // The kernel reads both images at the same indices, unchecked.
     expect_dims("fused_ssim", "img2", &img2, img1.shape().as_slice());
     // Both images are staged, interleaved.
-    let layout = layout(&config, true, 2, img1.dtype.size());
+    let layout = layout(&config, true, 2, F32_BYTES);
     let geometry = Geometry::of(&img1, layout);
     // The map takes the tile sums' place, at the image's size.
     let tile_sums = if config.is_map() {
-        empty_like(&img1, img1.shape())
+        empty_f32(&img1, img1.shape())
     } else {
-        empty_like(&img1, Shape::new([geometry.cubes]))
+        empty_f32(&img1, Shape::new([geometry.cubes]))
     };
     let (ssim_scale, l1_scale) = config.scales(&img1.shape());
     let partials = match targets {
-        Some(targets) => empty_like(&img1, stacked_shape(targets.partial_count(), &img1.shape())),
-        None => empty_like(&img1, Shape::new([1])),
+        Some(targets) => empty_f32(&img1, stacked_shape(targets.partial_count(), &img1.shape())),
+        None => empty_f32(&img1, Shape::new([1])),
     };
     launch_kernel!(ssim_forward_kernel(
         &img1.client,
@@ -122,7 +146,8 @@ fn forward(
         targets,
         false,
         config.is_map(),
-        dtype_to_storage_type(img1.dtype),
+        encoding(&img2),
+        input_types(&img1, &img2),
     ));
     let value = reduce_tile_sums(tile_sums, config, geometry.planes);
     (value, partials)
@@ -224,7 +249,7 @@ impl SsimBackend for CubeBackend {
         let img1 = into_contiguous(img1);
         let img2 = into_contiguous(img2);
         let partials = into_contiguous(partials);
-        let layout = layout(&config, false, targets.partial_count(), img1.dtype.size());
+        let layout = layout(&config, false, targets.partial_count(), F32_BYTES);
         let geometry = Geometry::of(&img1, layout);
         // The kernel reads these at indices derived from img1's shape, unchecked.
         expect_dims(
@@ -251,7 +276,11 @@ impl SsimBackend for CubeBackend {
         } else {
             into_contiguous(upstream)
         };
-        let grads = empty_like(&img1, stacked_shape(targets.grad_count(), &img1.shape()));
+        let grads = empty_contiguous(
+            &img1,
+            stacked_shape(targets.grad_count(), &img1.shape()),
+            grad_dtype(&img1, &img2, targets),
+        );
         let (ssim_scale, l1_scale) = config.scales(&img1.shape());
         launch_kernel!(ssim_backward_kernel(
             &img1.client,
@@ -274,7 +303,8 @@ impl SsimBackend for CubeBackend {
             targets,
             false,
             config.is_map(),
-            dtype_to_storage_type(img1.dtype),
+            encoding(&img2),
+            backward_types(&img1, &img2, grad_dtype(&img1, &img2, targets)),
         ));
         grads
     }

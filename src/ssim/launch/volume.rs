@@ -1,7 +1,7 @@
 //! Launches of the 3D SSIM: the 2D kernels blur every slice in XY, the depth kernels blur along Z.
 
 use burn::backend::{TensorMetadata, cubecl::dtype_to_storage_type};
-use burn::tensor::Shape;
+use burn::tensor::{DType, Shape};
 use burn_cubecl::{kernel::into_contiguous, tensor::CubeTensor};
 use burn_sad_kernels::ssim::{
     C1, C2, COLUMNS, DepthLayout, GradTargets, ssim_backward_kernel, ssim_forward_kernel,
@@ -9,8 +9,11 @@ use burn_sad_kernels::ssim::{
 };
 use cubecl::{CubeCount, CubeDim};
 
-use super::{Geometry, empty_like, layout, map_upstream, reduce_tile_sums};
-use crate::launch::{expect_dims, launch_kernel};
+use super::{
+    F32_BYTES, Geometry, backward_types, encoding, grad_dtype, input_types, layout, map_upstream,
+    reduce_tile_sums,
+};
+use crate::launch::{empty_contiguous, empty_f32, expect_dims, launch_kernel};
 use crate::ssim::{KernelReduction, SsimKernelConfig, backend::stacked_shape};
 
 /// Depth-stage tiling: 32 × 8 voxel columns per cube, 16 slices per unit (a 26-slice window
@@ -66,10 +69,10 @@ pub(super) fn forward_volume(
     let shape = img1.shape();
     // The slice kernel reads both volumes at the same indices, unchecked.
     expect_dims("fused_ssim3d", "img2", &img2, shape.as_slice());
-    let layout = layout(&config, true, 2, img1.dtype.size());
+    let layout = layout(&config, true, 2, F32_BYTES);
     let slices = Geometry::of(&img1, layout);
-    let moments = empty_like(&img1, stacked_shape(5, &shape));
-    let unused = empty_like(&img1, Shape::new([1]));
+    let moments = empty_f32(&img1, stacked_shape(5, &shape));
+    let unused = empty_f32(&img1, Shape::new([1]));
     launch_kernel!(ssim_forward_kernel(
         &img1.client,
         slices.count,
@@ -93,18 +96,19 @@ pub(super) fn forward_volume(
         None,
         true,
         false,
-        dtype_to_storage_type(img1.dtype),
+        encoding(&img2),
+        input_types(&img1, &img2),
     ));
 
     let volume = DepthGeometry::of(&img1);
     // The map takes the tile sums' place, at the volumes' size.
     let tile_sums = if config.is_map() {
-        empty_like(&img1, shape.clone())
+        empty_f32(&img1, shape.clone())
     } else {
-        empty_like(&img1, Shape::new([volume.cubes]))
+        empty_f32(&img1, Shape::new([volume.cubes]))
     };
     let partials = match targets {
-        Some(targets) => empty_like(&img1, stacked_shape(targets.partial_count(), &shape)),
+        Some(targets) => empty_f32(&img1, stacked_shape(targets.partial_count(), &shape)),
         None => unused,
     };
     let (ssim_scale, _) = config.scales(&shape);
@@ -129,7 +133,7 @@ pub(super) fn forward_volume(
         config.term,
         targets,
         config.is_map(),
-        dtype_to_storage_type(img1.dtype),
+        dtype_to_storage_type(DType::F32),
     );
     (
         reduce_tile_sums(tile_sums, config, volume.volumes),
@@ -165,9 +169,9 @@ pub(super) fn backward_volume(
         &partials,
         stacked.as_slice(),
     );
-    let layout = layout(&config, false, maps, img1.dtype.size());
+    let layout = layout(&config, false, maps, F32_BYTES);
     let slices = Geometry::of(&img1, layout);
-    let blurred = empty_like(&img1, stacked_shape(maps, &shape));
+    let blurred = empty_f32(&img1, stacked_shape(maps, &shape));
     launch_kernel!(ssim_backward_kernel(
         &img1.client,
         slices.count,
@@ -189,11 +193,16 @@ pub(super) fn backward_volume(
         targets,
         true,
         config.is_map(),
-        dtype_to_storage_type(img1.dtype),
+        encoding(&img2),
+        backward_types(&img1, &img2, DType::F32),
     ));
 
     let volume = DepthGeometry::of(&img1);
-    let grads = empty_like(&img1, stacked_shape(targets.grad_count(), &shape));
+    let grads = empty_contiguous(
+        &img1,
+        stacked_shape(targets.grad_count(), &shape),
+        grad_dtype(&img1, &img2, targets),
+    );
     let (ssim_scale, _) = config.scales(&shape);
     ssim3d_depth_backward_kernel::launch(
         &img1.client,
@@ -215,7 +224,8 @@ pub(super) fn backward_volume(
         DEPTH_LAYOUT,
         targets,
         config.is_map(),
-        dtype_to_storage_type(img1.dtype),
+        encoding(&img2),
+        backward_types(&img1, &img2, grad_dtype(&img1, &img2, targets)),
     );
     grads
 }

@@ -1,0 +1,133 @@
+//! The SSIM ops on half-precision inputs: the kernels read f16 and bf16, compute in f32 and
+//! return f32 values and gradients in the inputs' dtype, equal to the f32 op on the same
+//! values.
+
+use crate::common;
+
+use burn::tensor::{DType, Tensor};
+use burn_sad::ssim::{
+    Map, SsimError, fused_ssim, fused_ssim_reduced, fused_ssim3d, ssim_l1_loss, try_fused_ssim,
+};
+use common::{SAME, VALID, assert_close, device, pair, say, values};
+
+/// The half-precision dtypes this device holds; says which it cannot.
+fn half_dtypes(test: &str) -> Vec<DType> {
+    let device = device();
+    [DType::F16, DType::BF16]
+        .into_iter()
+        .filter(|&dtype| {
+            let supported = device.supports_dtype(dtype);
+            if !supported {
+                say(&format!(
+                    "{test}: {dtype:?} skipped, this device has no {dtype:?} tensors"
+                ));
+            }
+            supported
+        })
+        .collect()
+}
+
+/// `op` on `inputs` cast to `dtype` against `op` on the same (rounded) values in f32: the value
+/// (which is f32 either way) and both gradients (in `dtype`, so within its rounding).
+fn check_against_f32<const D: usize, const R: usize>(
+    op: impl Fn(Tensor<D>, Tensor<D>) -> Tensor<R>,
+    (img1, img2): (&Tensor<D>, &Tensor<D>),
+    dtype: DType,
+    what: &str,
+) {
+    let device = img1.device().autodiff();
+    let run = |as_dtype: DType| {
+        // Round to the half type first, so that both runs see the same values.
+        let input = |t: &Tensor<D>| {
+            let rounded = t.clone().cast(dtype).cast(as_dtype);
+            let leaf =
+                Tensor::<D>::from_data(rounded.to_data(), (&device, as_dtype)).require_grad();
+            assert_eq!(leaf.dtype(), as_dtype, "{what}: the input's dtype");
+            leaf
+        };
+        let (a, b) = (input(img1), input(img2));
+        let out = op(a.clone(), b.clone());
+        assert_eq!(out.dtype(), DType::F32, "{what}: the value is f32");
+        let grads = out.clone().sum().backward();
+        let ga = a.grad(&grads).expect("img1 gradient").inner();
+        let gb = b.grad(&grads).expect("img2 gradient").inner();
+        assert_eq!(ga.dtype(), as_dtype, "{what}: the gradient's dtype");
+        let as_f32 = |t: Tensor<D>| values(t.cast(DType::F32));
+        (values(out.inner()), as_f32(ga), as_f32(gb))
+    };
+    let (value, g1, g2) = run(dtype);
+    let (expected, e1, e2) = run(DType::F32);
+    let what = format!("{what} {dtype:?}");
+    assert_close(&value, &expected, 1e-6, 1e-6, &format!("{what} value"));
+    // The gradients differ only by their rounding to the half type.
+    let rtol = if dtype == DType::BF16 { 8e-3 } else { 1e-3 };
+    for (got, expected, which) in [(g1, e1, "d/dimg1"), (g2, e2, "d/dimg2")] {
+        let scale = expected.iter().fold(0f32, |m, g| m.max(g.abs()));
+        assert!(scale > 0.0, "{what}: the f32 gradient is all zero");
+        assert_close(
+            &got,
+            &expected,
+            1e-3 * scale,
+            rtol,
+            &format!("{what} {which}"),
+        );
+    }
+}
+
+#[test]
+fn half_precision_ssim_equals_the_f32_op_on_its_values() {
+    let device = device();
+    let (a, b) = pair([2, 3, 21, 18], 41, &device);
+    for dtype in half_dtypes("half_precision_ssim_equals_the_f32_op_on_its_values") {
+        check_against_f32(|x, y| fused_ssim(x, y, SAME), (&a, &b), dtype, "fused_ssim");
+    }
+}
+
+/// The other kernels' half-precision paths: the L1 term, the map, the 3D stages.
+#[test]
+fn half_precision_losses_maps_and_volumes_equal_the_f32_ops() {
+    let device = device();
+    let (a, b) = pair([2, 3, 21, 18], 44, &device);
+    let (va, vb) = pair([1, 2, 12, 11, 13], 42, &device);
+    let test = "half_precision_losses_maps_and_volumes_equal_the_f32_ops";
+    for dtype in half_dtypes(test) {
+        check_against_f32(
+            |x, y| ssim_l1_loss(x, y, 0.2, VALID),
+            (&a, &b),
+            dtype,
+            "ssim_l1_loss",
+        );
+        check_against_f32(
+            |x, y| fused_ssim_reduced(x, y, VALID, Map),
+            (&a, &b),
+            dtype,
+            "map",
+        );
+        check_against_f32(
+            |x, y| fused_ssim3d(x, y, SAME),
+            (&va, &vb),
+            dtype,
+            "fused_ssim3d",
+        );
+    }
+}
+
+#[test]
+fn mixed_or_integer_dtypes_are_errors() {
+    let device = device();
+    let (a, b) = pair([1, 1, 12, 12], 43, &device);
+    for dtype in half_dtypes("mixed_or_integer_dtypes_are_errors") {
+        let error = try_fused_ssim(a.clone(), b.clone().cast(dtype), SAME).err();
+        assert!(
+            matches!(&error, Some(SsimError::UnsupportedDtype(message)) if message.contains("both the same")),
+            "{dtype:?}: {error:?}"
+        );
+    }
+    if device.supports_dtype(DType::F64) {
+        let error = try_fused_ssim(a.cast(DType::F64), b.cast(DType::F64), SAME).err();
+        assert!(
+            matches!(error, Some(SsimError::UnsupportedDtype(_))),
+            "{error:?}"
+        );
+    }
+}
