@@ -109,3 +109,37 @@ where
     )
     .floats
 }
+
+/// Queues one op of the inner backend `B` on the fusion stream, stated once:
+/// `queue!(ID; floats [inputs], ints [inputs] => [float outputs], [int outputs]; CALL)`, where the
+/// outputs are `(Shape, DType)` pairs, `ID` (a `format!` string) names the op and every parameter
+/// that changes what it computes, and `CALL` (over the input names, now the inner backend's
+/// tensors) returns the outputs as a [`Mixed`].
+macro_rules! queue {
+    ($id:expr; floats [$($float:ident),*], ints [$($int:ident),*]
+        => [$($float_out:expr),*], [$($int_out:expr),*]; $call:expr) => {
+        $crate::fusion_op::register_op::<B, _, _, _, _>(
+            $id,
+            $crate::fusion_op::Mixed { floats: [$($float),*], ints: [$($int),*] },
+            $crate::fusion_op::Mixed { floats: [$($float_out),*], ints: [$($int_out),*] },
+            move |$crate::fusion_op::Mixed { floats: [$($float),*], ints: [$($int),*] }| $call,
+        )
+    };
+}
+pub(crate) use queue;
+
+/// One float output.
+pub(crate) fn float<F, I>(tensor: F) -> Mixed<F, I, 1, 0> {
+    Mixed {
+        floats: [tensor],
+        ints: [],
+    }
+}
+
+/// Two float outputs.
+pub(crate) fn floats<F, I>((first, second): (F, F)) -> Mixed<F, I, 2, 0> {
+    Mixed {
+        floats: [first, second],
+        ints: [],
+    }
+}

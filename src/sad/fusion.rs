@@ -11,46 +11,13 @@ use super::{
     BackwardStrategy, PassConfig, RenderGeometry, SadBackend, SadKernels, SiteRecordKind,
     ViewTransform,
 };
-use crate::fusion_op::{Lazy, Mixed, register_op};
-
-/// Queues one op of the inner backend `B` on the fusion stream, stated once:
-/// `queue!(ID; floats [inputs], ints [inputs] => [float outputs], [int outputs]; CALL)`, where the
-/// outputs are `(Shape, DType)` pairs, `ID` (a `format!` string) names the op and every parameter
-/// that changes what it computes, and `CALL` (over the input names, now the inner backend's
-/// tensors) returns the outputs as a [`Mixed`].
-macro_rules! queue {
-    ($id:expr; floats [$($float:ident),*], ints [$($int:ident),*]
-        => [$($float_out:expr),*], [$($int_out:expr),*]; $call:expr) => {
-        register_op::<B, _, _, _, _>(
-            $id,
-            Mixed { floats: [$($float),*], ints: [$($int),*] },
-            Mixed { floats: [$($float_out),*], ints: [$($int_out),*] },
-            move |Mixed { floats: [$($float),*], ints: [$($int),*] }| $call,
-        )
-    };
-}
-
-/// One float output.
-fn float<F, I>(tensor: F) -> Mixed<F, I, 1, 0> {
-    Mixed {
-        floats: [tensor],
-        ints: [],
-    }
-}
+use crate::fusion_op::{Lazy, Mixed, float, floats, queue};
 
 /// One int output.
 fn int<F, I>(tensor: I) -> Mixed<F, I, 0, 1> {
     Mixed {
         floats: [],
         ints: [tensor],
-    }
-}
-
-/// Two float outputs.
-fn floats<F, I>((first, second): (F, F)) -> Mixed<F, I, 2, 0> {
-    Mixed {
-        floats: [first, second],
-        ints: [],
     }
 }
 

@@ -2,7 +2,7 @@
 
 use std::ops::Range;
 
-use burn::tensor::{DType, Tensor};
+use burn::tensor::{DType, Device, Int, Tensor};
 
 use super::reduction::{Mean, SsimReduction};
 use super::{
@@ -311,6 +311,118 @@ fn validate_mask<const D: usize>(img: &Tensor<D>, mask: &Tensor<D>) -> Result<()
     Ok(())
 }
 
+/// SSIM of float predictions against a target kept as 8-bit integers: `target` holds `q` in
+/// 0..=255 standing for `q / 255`, so a 4K RGB ground truth takes 25 MB instead of 100 MB. The
+/// kernels read it as integers and divide in f32, so the value equals
+/// [`fused_ssim_reduced`] of `target.float() / 255` (bit for bit on a device), for every
+/// reduction; differentiable with respect to `pred` only.
+///
+/// The target should be `u8`; a runtime without 8-bit storage (wgpu's shaders have none) holds
+/// Burn's int tensors as i32, which works the same but saves no memory. Values outside 0..=255
+/// are not checked and are taken as `q / 255`.
+///
+/// ```
+/// use burn::tensor::{Device, Int, Tensor, TensorData};
+/// use burn_sad::ssim::{Mean, SsimOptions, fused_ssim_u8};
+///
+/// let device = Device::default().autodiff();
+/// let pixels: Vec<u8> = (0..3 * 32 * 32).map(|i| (i * 7 % 256) as u8).collect();
+/// let target = Tensor::<4, Int>::from_data(TensorData::new(pixels, [1, 3, 32, 32]), &device);
+/// let pred = Tensor::<4>::full([1, 3, 32, 32], 0.5, &device).require_grad();
+/// let loss = fused_ssim_u8(pred.clone(), target, SsimOptions::default(), Mean)
+///     .neg()
+///     .add_scalar(1.0);
+/// let grads = loss.backward();
+/// assert_eq!(pred.grad(&grads).unwrap().dims(), [1, 3, 32, 32]);
+/// ```
+///
+/// # Panics
+/// With the message of the [`SsimError`] that [`try_fused_ssim_u8`] would return.
+pub fn fused_ssim_u8<const D: usize, R: SsimReduction<D>>(
+    pred: Tensor<D>,
+    target: Tensor<D, Int>,
+    options: SsimOptions,
+    reduction: R,
+) -> R::Output {
+    try_fused_ssim_u8(pred, target, options, reduction).unwrap_or_else(|error| panic!("{error}"))
+}
+
+/// [`fused_ssim_u8`] that returns a typed error instead of panicking on bad input.
+pub fn try_fused_ssim_u8<const D: usize, R: SsimReduction<D>>(
+    pred: Tensor<D>,
+    target: Tensor<D, Int>,
+    options: SsimOptions,
+    reduction: R,
+) -> Result<R::Output, SsimError> {
+    validate(&pred, &target, &options)?;
+    let config = SsimKernelConfig {
+        reduction: reduction.kernel_reduction(),
+        ..options.into()
+    };
+    let dims = map_dims(&pred, &config);
+    Ok(R::shape_value(unorm8_value(pred, target, config), dims))
+}
+
+/// [`ssim_l1_loss_reduced`] against a target kept as 8-bit integers (`q / 255`, see
+/// [`fused_ssim_u8`]); differentiable with respect to `pred`.
+///
+/// # Panics
+/// With the message of the [`SsimError`] that [`try_ssim_l1_loss_u8`] would return.
+pub fn ssim_l1_loss_u8<R: SsimReduction<4>>(
+    pred: Tensor<4>,
+    target: Tensor<4, Int>,
+    lambda: f32,
+    options: SsimOptions,
+    reduction: R,
+) -> R::Output {
+    try_ssim_l1_loss_u8(pred, target, lambda, options, reduction)
+        .unwrap_or_else(|error| panic!("{error}"))
+}
+
+/// [`ssim_l1_loss_u8`] that returns a typed error instead of panicking on bad input,
+/// including a `lambda` outside [0, 1].
+pub fn try_ssim_l1_loss_u8<R: SsimReduction<4>>(
+    pred: Tensor<4>,
+    target: Tensor<4, Int>,
+    lambda: f32,
+    options: SsimOptions,
+    reduction: R,
+) -> Result<R::Output, SsimError> {
+    if !(0.0..=1.0).contains(&lambda) {
+        return Err(SsimError::BadLambda(lambda));
+    }
+    validate(&pred, &target, &options)?;
+    let config = SsimKernelConfig {
+        ssim_weight: -lambda,
+        l1_weight: 1.0 - lambda,
+        reduction: reduction.kernel_reduction(),
+        ..options.into()
+    };
+    let dims = map_dims(&pred, &config);
+    let value = unorm8_value(pred, target, config).add_scalar(lambda);
+    Ok(R::shape_value(value, dims))
+}
+
+/// [`kernel_value`] with an integer img2 standing for `q / 255`.
+fn unorm8_value<const D: usize>(
+    img1: Tensor<D>,
+    img2: Tensor<D, Int>,
+    config: SsimKernelConfig,
+) -> Tensor<1> {
+    #[cfg(feature = "cube")]
+    if uses_fused_kernels(&img1.device()) {
+        use super::SsimBackend;
+        use burn::backend::Dispatch;
+        return Tensor::from_dispatch(<Dispatch as SsimBackend>::ssim_value_unorm8(
+            img1.into_dispatch(),
+            img2.into_dispatch(),
+            config,
+        ));
+    }
+    let target = img2.float().cast(img1.dtype()).div_scalar(255.0);
+    reference_value(img1, target, config)
+}
+
 /// The value `config` describes, from the fused kernels where the device runs them and from the
 /// reference ops elsewhere. Inputs must already be validated.
 pub(crate) fn kernel_value<const D: usize>(
@@ -340,12 +452,40 @@ fn fused_value<const D: usize>(
     ))
 }
 
+/// What [`validate`] needs of the second input, a float or an integer tensor.
+pub(crate) struct Operand<const D: usize> {
+    dims: [usize; D],
+    device: Device,
+    dtype: DType,
+}
+
+impl<const D: usize> From<&Tensor<D>> for Operand<D> {
+    fn from(tensor: &Tensor<D>) -> Self {
+        Self {
+            dims: tensor.dims(),
+            device: tensor.device(),
+            dtype: tensor.dtype(),
+        }
+    }
+}
+
+impl<const D: usize> From<&Tensor<D, Int>> for Operand<D> {
+    fn from(tensor: &Tensor<D, Int>) -> Self {
+        Self {
+            dims: tensor.dims(),
+            device: tensor.device(),
+            dtype: tensor.dtype(),
+        }
+    }
+}
+
 /// Checks everything the kernels assume, so they never read out of bounds or divide by zero.
 pub(crate) fn validate<const D: usize>(
     img1: &Tensor<D>,
-    img2: &Tensor<D>,
+    img2: impl Into<Operand<D>>,
     options: &SsimOptions,
 ) -> Result<(), SsimError> {
+    let img2 = img2.into();
     if options.window.is_multiple_of(2) || !(3..=15).contains(&options.window) {
         return Err(SsimError::BadWindow(options.window));
     }
@@ -355,14 +495,14 @@ pub(crate) fn validate<const D: usize>(
     if !options.layout.is_valid() {
         return Err(SsimError::BadLayout(options.layout));
     }
-    let (shape1, shape2) = (img1.dims(), img2.dims());
+    let (shape1, shape2) = (img1.dims(), img2.dims);
     if shape1 != shape2 {
         return Err(SsimError::ShapeMismatch {
             img1: shape1.to_vec(),
             img2: shape2.to_vec(),
         });
     }
-    let (device1, device2) = (img1.device(), img2.device());
+    let (device1, device2) = (img1.device(), img2.device);
     if device1 != device2 {
         return Err(SsimError::DeviceMismatch {
             img1: format!("{device1:?}"),
@@ -370,10 +510,16 @@ pub(crate) fn validate<const D: usize>(
         });
     }
     crate::device::kernel_support(&device1).map_err(SsimError::UnsupportedDevice)?;
-    let (dtype1, dtype2) = (img1.dtype(), img2.dtype());
-    if !matches!(dtype1, DType::F32 | DType::F16 | DType::BF16) || dtype2 != dtype1 {
+    let (dtype1, dtype2) = (img1.dtype(), img2.dtype);
+    if !matches!(dtype1, DType::F32 | DType::F16 | DType::BF16) {
         return Err(SsimError::UnsupportedDtype(format!(
-            "inputs must be f32, f16 or bf16, both the same, got {dtype1:?} and {dtype2:?}"
+            "the images must be f32, f16 or bf16, got {dtype1:?}"
+        )));
+    }
+    // A float img2 shares img1's dtype; an integer one (the `_u8` ops) is `q / 255`.
+    if dtype2.is_float() && dtype2 != dtype1 {
+        return Err(SsimError::UnsupportedDtype(format!(
+            "both images must have one dtype, got {dtype1:?} and {dtype2:?}"
         )));
     }
     if shape1.contains(&0) {

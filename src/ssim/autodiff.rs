@@ -9,7 +9,7 @@ use burn::backend::{
         grads::Gradients,
         ops::{Backward, Ops, OpsKind},
     },
-    tensor::FloatTensor,
+    tensor::{FloatTensor, IntTensor},
 };
 use burn::tensor::{Shape, Slice};
 use burn_sad_kernels::ssim::GradTargets;
@@ -75,6 +75,39 @@ fn unstack<B: Backend>(stack: FloatTensor<B>, shape: Shape) -> Vec<FloatTensor<B
             B::float_reshape(member, shape.clone())
         })
         .collect()
+}
+
+/// What the backward of an op with an integer img2 needs; only img1 is tracked.
+#[derive(Debug, Clone)]
+struct Unorm8State<B: Backend> {
+    img1: FloatTensor<B>,
+    img2: IntTensor<B>,
+    partials: FloatTensor<B>,
+    config: SsimKernelConfig,
+}
+
+#[derive(Debug)]
+struct SsimUnorm8Backward;
+
+impl<B: SsimBackend> Backward<B, 1> for SsimUnorm8Backward {
+    type State = Unorm8State<B>;
+
+    fn backward(self, ops: Ops<Self::State, 1>, grads: &mut Gradients, _: &mut Checkpointer) {
+        let [node] = ops.parents;
+        let upstream = grads.consume::<B>(&ops.node);
+        let state = ops.state;
+        let shape = state.img1.shape();
+        let stack = B::ssim_backward_unorm8(
+            state.img1,
+            state.img2,
+            state.partials,
+            upstream,
+            state.config,
+        );
+        if let Some(node) = node {
+            grads.register::<B>(node.id, B::float_reshape(stack, shape));
+        }
+    }
 }
 
 impl<B: SsimBackend, C: CheckpointStrategy> SsimBackend for Autodiff<B, C> {
@@ -143,6 +176,60 @@ impl<B: SsimBackend, C: CheckpointStrategy> SsimBackend for Autodiff<B, C> {
             upstream.into_primitive(),
             config,
             targets,
+        ))
+    }
+
+    fn ssim_value_unorm8(
+        img1: FloatTensor<Self>,
+        img2: IntTensor<Self>,
+        config: SsimKernelConfig,
+    ) -> FloatTensor<Self> {
+        match SsimUnorm8Backward
+            .prepare::<C>([img1.node()])
+            .compute_bound()
+            .stateful()
+        {
+            OpsKind::Tracked(prep) => {
+                let img1 = img1.into_primitive();
+                let (value, partials) =
+                    B::ssim_value_with_partials_unorm8(img1.clone(), img2.clone(), config);
+                let state = Unorm8State {
+                    img1,
+                    img2,
+                    partials,
+                    config,
+                };
+                prep.finish(state, value)
+            }
+            OpsKind::UnTracked(prep) => {
+                prep.finish(B::ssim_value_unorm8(img1.into_primitive(), img2, config))
+            }
+        }
+    }
+
+    fn ssim_value_with_partials_unorm8(
+        img1: FloatTensor<Self>,
+        img2: IntTensor<Self>,
+        config: SsimKernelConfig,
+    ) -> (FloatTensor<Self>, FloatTensor<Self>) {
+        let (value, partials) =
+            B::ssim_value_with_partials_unorm8(img1.into_primitive(), img2, config);
+        (Self::from_inner(value), Self::from_inner(partials))
+    }
+
+    fn ssim_backward_unorm8(
+        img1: FloatTensor<Self>,
+        img2: IntTensor<Self>,
+        partials: FloatTensor<Self>,
+        upstream: FloatTensor<Self>,
+        config: SsimKernelConfig,
+    ) -> FloatTensor<Self> {
+        Self::from_inner(B::ssim_backward_unorm8(
+            img1.into_primitive(),
+            img2,
+            partials.into_primitive(),
+            upstream.into_primitive(),
+            config,
         ))
     }
 }

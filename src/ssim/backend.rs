@@ -4,7 +4,10 @@
 // takes every argument of every method and uses none.
 #![cfg_attr(not(feature = "cube"), allow(unused_variables))]
 
-use burn::backend::{Backend, backend_extension, tensor::FloatTensor};
+use burn::backend::{
+    Backend, backend_extension,
+    tensor::{FloatTensor, IntTensor},
+};
 use burn::tensor::Shape;
 use burn_sad_kernels::ssim::{GradTargets, SsimTerm};
 
@@ -135,7 +138,9 @@ pub(crate) fn stacked_shape(count: usize, shape: &Shape) -> Shape {
 /// Implemented for the CubeCL backend (every runtime), for `Fusion` over it, and for `Autodiff`
 /// (where [`SsimBackend::ssim_value`] records the hand-written backward). Inputs are validated by
 /// [`try_fused_ssim`](super::try_fused_ssim); these primitives assume valid, equal-shape
-/// `[batch, channels, height, width]` f32 tensors.
+/// `[batch, channels, ..spatial]` tensors of one float dtype (f32, f16 or bf16). The `_unorm8`
+/// twins take the second image as integers `q` standing for `q / 255` (u8 where the runtime
+/// has 8-bit storage); it is never tracked.
 #[backend_extension(Cube: cfg(feature = "cube"), Autodiff)]
 pub trait SsimBackend: Backend {
     /// The configured value (see [`SsimKernelConfig`]), shape [`SsimKernelConfig::value_shape`].
@@ -164,5 +169,30 @@ pub trait SsimBackend: Backend {
         upstream: FloatTensor<Self>,
         config: SsimKernelConfig,
         targets: GradTargets,
+    ) -> FloatTensor<Self>;
+
+    /// [`SsimBackend::ssim_value`] of a float `img1` and an integer `img2` (`q / 255`).
+    fn ssim_value_unorm8(
+        img1: FloatTensor<Self>,
+        img2: IntTensor<Self>,
+        config: SsimKernelConfig,
+    ) -> FloatTensor<Self>;
+
+    /// [`SsimBackend::ssim_value_with_partials`] of a float `img1` and an integer `img2`, for
+    /// img1's gradient only (`GradTargets { img1: true, img2: false }`).
+    fn ssim_value_with_partials_unorm8(
+        img1: FloatTensor<Self>,
+        img2: IntTensor<Self>,
+        config: SsimKernelConfig,
+    ) -> (FloatTensor<Self>, FloatTensor<Self>);
+
+    /// [`SsimBackend::ssim_backward`] of a float `img1` and an integer `img2`: img1's gradient,
+    /// shape `[1, batch, channels, ..]`.
+    fn ssim_backward_unorm8(
+        img1: FloatTensor<Self>,
+        img2: IntTensor<Self>,
+        partials: FloatTensor<Self>,
+        upstream: FloatTensor<Self>,
+        config: SsimKernelConfig,
     ) -> FloatTensor<Self>;
 }

@@ -9,7 +9,7 @@ use burn_fusion::{Fusion, FusionBackend};
 use burn_sad_kernels::ssim::GradTargets;
 
 use super::{SsimBackend, SsimKernelConfig, backend::stacked_shape};
-use crate::fusion_op::{Lazy, register_float_op};
+use crate::fusion_op::{Lazy, float, floats, queue, register_float_op};
 
 impl<B: FusionBackend + SsimBackend> SsimBackend for Fusion<B> {
     fn ssim_value(img1: Lazy<B>, img2: Lazy<B>, config: SsimKernelConfig) -> Lazy<B> {
@@ -66,4 +66,50 @@ impl<B: FusionBackend + SsimBackend> SsimBackend for Fusion<B> {
         );
         grads
     }
+
+    fn ssim_value_unorm8(img1: Lazy<B>, img2: Lazy<B>, config: SsimKernelConfig) -> Lazy<B> {
+        let value = (config.value_shape(&img1.shape), DType::F32);
+        let [value] = queue!(format!("burn_sad::ssim_value_unorm8::{config:?}");
+            floats [img1], ints [img2] => [value], [];
+            float(B::ssim_value_unorm8(img1, img2, config)))
+        .floats;
+        value
+    }
+
+    fn ssim_value_with_partials_unorm8(
+        img1: Lazy<B>,
+        img2: Lazy<B>,
+        config: SsimKernelConfig,
+    ) -> (Lazy<B>, Lazy<B>) {
+        let value = (config.value_shape(&img1.shape), DType::F32);
+        let partials = (stacked_shape(UNORM8_PARTIALS, &img1.shape), DType::F32);
+        let [value, partials] = queue!(
+            format!("burn_sad::ssim_value_with_partials_unorm8::{config:?}");
+            floats [img1], ints [img2] => [value, partials], [];
+            floats(B::ssim_value_with_partials_unorm8(img1, img2, config)))
+        .floats;
+        (value, partials)
+    }
+
+    fn ssim_backward_unorm8(
+        img1: Lazy<B>,
+        img2: Lazy<B>,
+        partials: Lazy<B>,
+        upstream: Lazy<B>,
+        config: SsimKernelConfig,
+    ) -> Lazy<B> {
+        let grads = (stacked_shape(1, &img1.shape), img1.dtype);
+        let [grads] = queue!(format!("burn_sad::ssim_backward_unorm8::{config:?}");
+            floats [img1, partials, upstream], ints [img2] => [grads], [];
+            float(B::ssim_backward_unorm8(img1, img2, partials, upstream, config)))
+        .floats;
+        grads
+    }
 }
+
+/// Partial maps of a forward that tracks img1 only.
+const UNORM8_PARTIALS: usize = GradTargets {
+    img1: true,
+    img2: false,
+}
+.partial_count();

@@ -42,6 +42,7 @@ pub use api::{
     ssim_l1_loss_reduced, try_fused_ssim, try_fused_ssim_masked, try_fused_ssim_reduced,
     try_fused_ssim3d, try_ssim_l1_loss, try_ssim_l1_loss_reduced,
 };
+pub use api::{fused_ssim_u8, ssim_l1_loss_u8, try_fused_ssim_u8, try_ssim_l1_loss_u8};
 pub use backend::{KernelReduction, SsimBackend, SsimKernelConfig};
 pub use burn_sad_kernels::ssim::{GradTargets, SsimTerm};
 pub use error::SsimError;

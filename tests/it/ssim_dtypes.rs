@@ -1,12 +1,14 @@
-//! The SSIM ops on half-precision inputs: the kernels read f16 and bf16, compute in f32 and
-//! return f32 values and gradients in the inputs' dtype, equal to the f32 op on the same
-//! values.
+//! The SSIM ops on half-precision inputs and 8-bit targets: the kernels read f16, bf16 and
+//! integer (`q / 255`) inputs, compute in f32 and return f32 values and gradients in the
+//! inputs' dtype, equal to the f32 op on the same values.
 
 use crate::common;
 
-use burn::tensor::{DType, Tensor};
+use burn::tensor::{DType, Int, Tensor, TensorData};
 use burn_sad::ssim::{
-    Map, SsimError, fused_ssim, fused_ssim_reduced, fused_ssim3d, ssim_l1_loss, try_fused_ssim,
+    Map, Mean, PerImage, SsimError, SsimOptions, fused_ssim, fused_ssim_reduced, fused_ssim_u8,
+    fused_ssim3d, ssim_l1_loss, ssim_l1_loss_reduced, ssim_l1_loss_u8, try_fused_ssim,
+    try_fused_ssim_u8,
 };
 use common::{SAME, VALID, assert_close, device, pair, say, values};
 
@@ -119,12 +121,134 @@ fn mixed_or_integer_dtypes_are_errors() {
     for dtype in half_dtypes("mixed_or_integer_dtypes_are_errors") {
         let error = try_fused_ssim(a.clone(), b.clone().cast(dtype), SAME).err();
         assert!(
-            matches!(&error, Some(SsimError::UnsupportedDtype(message)) if message.contains("both the same")),
+            matches!(&error, Some(SsimError::UnsupportedDtype(message)) if message.contains("one dtype")),
             "{dtype:?}: {error:?}"
         );
     }
     if device.supports_dtype(DType::F64) {
         let error = try_fused_ssim(a.cast(DType::F64), b.cast(DType::F64), SAME).err();
+        assert!(
+            matches!(error, Some(SsimError::UnsupportedDtype(_))),
+            "{error:?}"
+        );
+    }
+}
+
+/// `image` quantised to 8 bits as an int tensor (u8 where the device has 8-bit storage).
+fn quantised(image: &Tensor<4>) -> Tensor<4, Int> {
+    let levels: Vec<u8> = values(image.clone())
+        .iter()
+        .map(|v| (v * 255.0).round() as u8)
+        .collect();
+    let device = image.device();
+    let data = TensorData::new(levels, image.dims());
+    if device.supports_dtype(DType::U8) {
+        Tensor::from_data(data, (&device, DType::U8))
+    } else {
+        Tensor::from_data(data, &device)
+    }
+}
+
+/// `loss(pred, target)` with an integer target against the f32 op on `target / 255`: the value
+/// and pred's gradient, which must agree to float rounding (the kernels divide as the host does).
+fn check_u8<O, E>(pred: &Tensor<4>, target: &Tensor<4, Int>, u8_op: O, f32_op: E, what: &str)
+where
+    O: Fn(Tensor<4>, Tensor<4, Int>) -> Tensor<1>,
+    E: Fn(Tensor<4>, Tensor<4>) -> Tensor<1>,
+{
+    let device = pred.device().autodiff();
+    let run = |with_u8: bool| {
+        let x = Tensor::<4>::from_data(pred.to_data(), &device).require_grad();
+        let q = Tensor::<4, Int>::from_data(target.to_data(), (&device, target.dtype()));
+        let out = if with_u8 {
+            u8_op(x.clone(), q)
+        } else {
+            f32_op(x.clone(), q.float().div_scalar(255.0))
+        };
+        let grads = out.clone().mul_scalar(-3.0).sum().backward();
+        (
+            values(out.inner()),
+            values(x.grad(&grads).expect("pred gradient").inner()),
+        )
+    };
+    let (value, grad) = run(true);
+    let (expected, expected_grad) = run(false);
+    assert_close(&value, &expected, 1e-7, 1e-6, &format!("{what} value"));
+    assert_close(
+        &grad,
+        &expected_grad,
+        1e-9,
+        1e-5,
+        &format!("{what} d/dpred"),
+    );
+}
+
+#[test]
+fn u8_targets_equal_the_f32_op_on_their_values() {
+    let device = device();
+    let (pred, gt) = pair([2, 3, 21, 18], 45, &device);
+    let target = quantised(&gt);
+    if target.dtype() != DType::U8 {
+        say(&format!(
+            "u8_targets_equal_the_f32_op_on_their_values: this device holds the target as {:?}",
+            target.dtype()
+        ));
+    }
+    let options = SsimOptions::default();
+    check_u8(
+        &pred,
+        &target,
+        |x, q| fused_ssim_u8(x, q, options, Mean),
+        |x, y| fused_ssim(x, y, options),
+        "fused_ssim",
+    );
+    // The no-grad path is its own kernel.
+    let untracked = values(fused_ssim_u8(pred.clone(), target.clone(), options, Mean));
+    let expected = values(fused_ssim(pred, target.float().div_scalar(255.0), options));
+    assert_close(&untracked, &expected, 1e-7, 1e-6, "no-grad");
+}
+
+/// The L1 term and the map with an integer target.
+#[test]
+fn u8_targets_of_the_losses_and_maps_equal_the_f32_ops() {
+    let device = device();
+    let (pred, gt) = pair([2, 3, 21, 18], 46, &device);
+    let target = quantised(&gt);
+    let options = SsimOptions::default().with_padding(burn_sad::ssim::Padding::Valid);
+    check_u8(
+        &pred,
+        &target,
+        |x, q| ssim_l1_loss_u8(x, q, 0.2, options, PerImage),
+        |x, y| ssim_l1_loss_reduced(x, y, 0.2, options, PerImage),
+        "ssim_l1_loss per image",
+    );
+    check_u8(
+        &pred,
+        &target,
+        |x, q| fused_ssim_u8(x, q, options, Map).reshape([-1]),
+        |x, y| fused_ssim_reduced(x, y, options, Map).reshape([-1]),
+        "map",
+    );
+}
+
+#[test]
+fn u8_target_errors() {
+    let device = device();
+    let (pred, gt) = pair([1, 1, 12, 12], 47, &device);
+    let target = quantised(&gt);
+    let error = try_fused_ssim_u8(
+        pred.clone(),
+        target.clone().reshape([1, 1, 6, 24]),
+        SAME,
+        Mean,
+    );
+    assert!(
+        matches!(error, Err(SsimError::ShapeMismatch { .. })),
+        "{:?}",
+        error.err()
+    );
+    if device.supports_dtype(DType::F64) {
+        let error = try_fused_ssim_u8(pred.cast(DType::F64), target, SAME, Mean).err();
         assert!(
             matches!(error, Some(SsimError::UnsupportedDtype(_))),
             "{error:?}"

@@ -74,13 +74,21 @@ impl Geometry {
 /// The kernels' arithmetic type and that of their values, partial maps and map.
 pub(super) const F32_BYTES: usize = 4;
 
-/// How img2 stores its values: 8-bit unsigned integers stand for `q / 255`.
+/// How img2 stores its values: integers (u8, or i32 where the runtime has no 8-bit storage)
+/// stand for `q / 255`.
 pub(super) fn encoding(img2: &CubeTensor) -> InputEncoding {
-    match img2.dtype {
-        DType::U8 => InputEncoding::Unorm8,
-        _ => InputEncoding::Float,
+    if img2.dtype.is_float() {
+        InputEncoding::Float
+    } else {
+        InputEncoding::Unorm8
     }
 }
+
+/// The only gradient an integer img2 allows.
+const UNORM8_TARGETS: GradTargets = GradTargets {
+    img1: true,
+    img2: false,
+};
 
 /// The gradients' dtype: the tracked inputs' (one dtype when both are tracked).
 pub(super) fn grad_dtype(img1: &CubeTensor, img2: &CubeTensor, targets: GradTargets) -> DType {
@@ -307,5 +315,32 @@ impl SsimBackend for CubeBackend {
             backward_types(&img1, &img2, grad_dtype(&img1, &img2, targets)),
         ));
         grads
+    }
+
+    fn ssim_value_unorm8(
+        img1: CubeTensor,
+        img2: CubeTensor,
+        config: SsimKernelConfig,
+    ) -> CubeTensor {
+        // The kernels read img2 by its dtype: an integer one is `q / 255`.
+        Self::ssim_value(img1, img2, config)
+    }
+
+    fn ssim_value_with_partials_unorm8(
+        img1: CubeTensor,
+        img2: CubeTensor,
+        config: SsimKernelConfig,
+    ) -> (CubeTensor, CubeTensor) {
+        Self::ssim_value_with_partials(img1, img2, config, UNORM8_TARGETS)
+    }
+
+    fn ssim_backward_unorm8(
+        img1: CubeTensor,
+        img2: CubeTensor,
+        partials: CubeTensor,
+        upstream: CubeTensor,
+        config: SsimKernelConfig,
+    ) -> CubeTensor {
+        Self::ssim_backward(img1, img2, partials, upstream, config, UNORM8_TARGETS)
     }
 }
