@@ -23,6 +23,10 @@
 //!   profiler.
 //! - `--layout FR,FS,BR,BS` times the kernels under another `SsimLayout` (forward rows and
 //!   strips, backward rows and strips; `benches/gpu/ssim_layouts.sh` sweeps several).
+//! - `--memory store|recompute` times the training steps under that `SsimMemory` mode. After
+//!   the table, one line per 2D SSIM row gives the device memory a training forward holds until
+//!   its backward under each mode (the memory pool's bytes in use, where the device reports
+//!   them), with both modes' train times.
 //! - The device comes from `$BURN_SAD_DEVICE` (default: the best available).
 //!
 //! Times are synchronised wall time: warm-up, then `iters` back-to-back steps, then a device
@@ -35,8 +39,8 @@ use std::collections::HashMap;
 use burn::tensor::{Device, Distribution, Tensor};
 use burn_sad::device::{DeviceChoice, select_device};
 use burn_sad::ssim::{
-    MsSsimOptions, SsimLayout, SsimOptions, fused_ssim, fused_ssim3d, ms_ssim, ms_ssim_reference,
-    ssim_l1_loss, ssim_reference, ssim3d_reference,
+    MsSsimOptions, SsimLayout, SsimMemory, SsimOptions, fused_ssim, fused_ssim3d, ms_ssim,
+    ms_ssim_reference, ssim_l1_loss, ssim_reference, ssim3d_reference,
 };
 use common::{baseline_cells, time_ms};
 
@@ -136,6 +140,14 @@ fn parse_args() -> Args {
                     .parse()
                     .unwrap_or_else(|error| panic!("--layout: {error}"));
                 args.options = args.options.with_layout(layout);
+            }
+            "--memory" => {
+                let memory: SsimMemory = it
+                    .next()
+                    .unwrap_or_default()
+                    .parse()
+                    .unwrap_or_else(|error| panic!("--memory: {error}"));
+                args.options = args.options.with_memory(memory);
             }
             "--peaks" => {
                 let value = it.next().unwrap_or_default();
@@ -285,6 +297,42 @@ fn main() {
     for line in roofline {
         println!("{line}");
     }
+    println!();
+    for shape in &shapes {
+        if wanted(&label(shape)) {
+            println!("{}", memory_line(shape, args.iters, args.options, &device));
+        }
+    }
+}
+
+/// Device memory a training forward of `fused_ssim` holds until its backward, and the train
+/// time, under each [`SsimMemory`] mode.
+fn memory_line(shape: &[usize; 4], iters: usize, options: SsimOptions, device: &Device) -> String {
+    let img1 = Tensor::<4>::random(*shape, Distribution::Default, device);
+    let img2 = Tensor::<4>::random(*shape, Distribution::Default, device);
+    let ad = device.clone().autodiff();
+    let in_use = || device.memory_pool_usage().map(|usage| usage.bytes_in_use);
+    let mut cells = Vec::new();
+    for memory in [SsimMemory::Store, SsimMemory::Recompute] {
+        let options = options.with_memory(memory);
+        let held = || {
+            let x = Tensor::<4>::from_data(img1.to_data(), &ad).require_grad();
+            let y = Tensor::<4>::from_data(img2.to_data(), &ad);
+            let before = in_use()?;
+            let loss = fused_ssim(x, y, options);
+            loss.clone().into_data();
+            let after = in_use()?;
+            drop(loss.backward());
+            Some(after.saturating_sub(before))
+        };
+        held();
+        let held = held().map_or("not reported".into(), |bytes| {
+            format!("{:.1} MB", bytes as f64 / 1e6)
+        });
+        let ms = train_ms(fused_ssim, &img1, &img2, (iters, options));
+        cells.push(format!("{memory:?} {held} held, train {ms:.3} ms"));
+    }
+    format!("memory {}: {}", label(shape), cells.join("; "))
 }
 
 /// Achieved flop/s and bytes/s of a 2D SSIM row's train and infer steps (ms), against `peaks`.

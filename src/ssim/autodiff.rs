@@ -1,5 +1,6 @@
-//! Autodiff for the SSIM ops: the training forward stores the partial maps, and the backward
-//! runs the hand-written backward kernel for whichever inputs are tracked.
+//! Autodiff for the SSIM ops: the training forward stores the partial maps (or, with
+//! [`SsimMemory::Recompute`], nothing: the backward rebuilds them), and the backward runs the
+//! hand-written backward kernel for whichever inputs are tracked.
 
 use burn::backend::{
     AutodiffBackend, Backend, TensorMetadata,
@@ -14,14 +15,15 @@ use burn::backend::{
 use burn::tensor::{Shape, Slice};
 use burn_sad_kernels::ssim::GradTargets;
 
-use super::{SsimBackend, SsimKernelConfig};
+use super::{SsimBackend, SsimKernelConfig, SsimMemory};
 
-/// What the backward needs: the inputs, the partial maps and which gradients to produce.
+/// What the backward needs: the inputs, the partial maps (none when the backward recomputes
+/// them) and which gradients to produce.
 #[derive(Debug, Clone)]
 struct SsimState<B: Backend> {
     img1: FloatTensor<B>,
     img2: FloatTensor<B>,
-    partials: FloatTensor<B>,
+    partials: Option<FloatTensor<B>>,
     config: SsimKernelConfig,
     targets: GradTargets,
 }
@@ -37,14 +39,11 @@ impl<B: SsimBackend> Backward<B, 2> for SsimBackward {
         let upstream = grads.consume::<B>(&ops.node);
         let state = ops.state;
         let shape = state.img1.shape();
-        let stack = B::ssim_backward(
-            state.img1,
-            state.img2,
-            state.partials,
-            upstream,
-            state.config,
-            state.targets,
-        );
+        let (config, targets) = (state.config, state.targets);
+        let partials = state.partials.unwrap_or_else(|| {
+            B::ssim_value_with_partials(state.img1.clone(), state.img2.clone(), config, targets).1
+        });
+        let stack = B::ssim_backward(state.img1, state.img2, partials, upstream, config, targets);
         let mut members = unstack::<B>(stack, shape).into_iter();
         // The stack holds img1's gradient first, and only the gradients that were asked for.
         if state.targets.img1 {
@@ -82,7 +81,7 @@ fn unstack<B: Backend>(stack: FloatTensor<B>, shape: Shape) -> Vec<FloatTensor<B
 struct Unorm8State<B: Backend> {
     img1: FloatTensor<B>,
     img2: IntTensor<B>,
-    partials: FloatTensor<B>,
+    partials: Option<FloatTensor<B>>,
     config: SsimKernelConfig,
 }
 
@@ -97,13 +96,11 @@ impl<B: SsimBackend> Backward<B, 1> for SsimUnorm8Backward {
         let upstream = grads.consume::<B>(&ops.node);
         let state = ops.state;
         let shape = state.img1.shape();
-        let stack = B::ssim_backward_unorm8(
-            state.img1,
-            state.img2,
-            state.partials,
-            upstream,
-            state.config,
-        );
+        let config = state.config;
+        let partials = state.partials.unwrap_or_else(|| {
+            B::ssim_value_with_partials_unorm8(state.img1.clone(), state.img2.clone(), config).1
+        });
+        let stack = B::ssim_backward_unorm8(state.img1, state.img2, partials, upstream, config);
         if let Some(node) = node {
             grads.register::<B>(node.id, B::float_reshape(stack, shape));
         }
@@ -127,8 +124,20 @@ impl<B: SsimBackend, C: CheckpointStrategy> SsimBackend for Autodiff<B, C> {
         {
             OpsKind::Tracked(prep) => {
                 let (img1, img2) = (img1.into_primitive(), img2.into_primitive());
-                let (mean, partials) =
-                    B::ssim_value_with_partials(img1.clone(), img2.clone(), config, targets);
+                let (mean, partials) = match config.memory {
+                    SsimMemory::Store => {
+                        let (mean, partials) = B::ssim_value_with_partials(
+                            img1.clone(),
+                            img2.clone(),
+                            config,
+                            targets,
+                        );
+                        (mean, Some(partials))
+                    }
+                    SsimMemory::Recompute => {
+                        (B::ssim_value(img1.clone(), img2.clone(), config), None)
+                    }
+                };
                 let state = SsimState {
                     img1,
                     img2,
@@ -191,8 +200,17 @@ impl<B: SsimBackend, C: CheckpointStrategy> SsimBackend for Autodiff<B, C> {
         {
             OpsKind::Tracked(prep) => {
                 let img1 = img1.into_primitive();
-                let (value, partials) =
-                    B::ssim_value_with_partials_unorm8(img1.clone(), img2.clone(), config);
+                let (value, partials) = match config.memory {
+                    SsimMemory::Store => {
+                        let (value, partials) =
+                            B::ssim_value_with_partials_unorm8(img1.clone(), img2.clone(), config);
+                        (value, Some(partials))
+                    }
+                    SsimMemory::Recompute => (
+                        B::ssim_value_unorm8(img1.clone(), img2.clone(), config),
+                        None,
+                    ),
+                };
                 let state = Unorm8State {
                     img1,
                     img2,

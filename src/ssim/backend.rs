@@ -11,7 +11,7 @@ use burn::backend::{
 use burn::tensor::Shape;
 use burn_sad_kernels::ssim::{GradTargets, SsimTerm};
 
-use super::{Padding, SsimLayout, SsimOptions};
+use super::{Padding, SsimLayout, SsimMemory, SsimOptions};
 
 /// What the SSIM kernels compute: the window and padding, which term they average, whether per
 /// plane, and the weights of the fused loss
@@ -34,6 +34,8 @@ pub struct SsimKernelConfig {
     pub l1_weight: f32,
     /// How the kernels tile the image.
     pub layout: SsimLayout,
+    /// What a training forward keeps for its backward (read by the Autodiff backend).
+    pub memory: SsimMemory,
 }
 
 impl From<SsimOptions> for SsimKernelConfig {
@@ -48,6 +50,7 @@ impl From<SsimOptions> for SsimKernelConfig {
             ssim_weight: 1.0,
             l1_weight: 0.0,
             layout: options.layout,
+            memory: options.memory,
         }
     }
 }

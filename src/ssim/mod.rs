@@ -47,6 +47,6 @@ pub use backend::{KernelReduction, SsimBackend, SsimKernelConfig};
 pub use burn_sad_kernels::ssim::{GradTargets, SsimTerm};
 pub use error::SsimError;
 pub use msssim::{MS_SSIM_WEIGHTS, MsSsimOptions, ms_ssim, ms_ssim_reference, try_ms_ssim};
-pub use options::{Padding, SsimLayout, SsimOptions};
+pub use options::{Padding, SsimLayout, SsimMemory, SsimOptions};
 pub use reduction::{Map, Mean, PerChannel, PerImage, SsimReduction};
 pub use reference::{ssim_reference, ssim_reference_reduced, ssim3d_reference};

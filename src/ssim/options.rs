@@ -131,6 +131,40 @@ impl std::str::FromStr for SsimLayout {
     }
 }
 
+/// What a training forward keeps for its backward.
+///
+/// ```
+/// use burn_sad::ssim::{SsimMemory, SsimOptions};
+///
+/// let lean = SsimOptions::default().with_memory(SsimMemory::Recompute);
+/// assert_eq!(lean.memory, SsimMemory::Recompute);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum SsimMemory {
+    /// The forward stores its partial-derivative maps (three or four f32 maps of the images'
+    /// size) until the backward runs; the backward only blurs them.
+    #[default]
+    Store,
+    /// The forward stores nothing but its inputs, which the graph holds anyway; the backward runs
+    /// the training forward again to rebuild the maps, uses them and frees them. It saves those
+    /// maps for as long as the rest of the graph lives, for one more forward per step.
+    Recompute,
+}
+
+impl std::str::FromStr for SsimMemory {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "store" => Ok(Self::Store),
+            "recompute" => Ok(Self::Recompute),
+            other => Err(format!(
+                "unknown SSIM memory mode `{other}`: expected `store` or `recompute`"
+            )),
+        }
+    }
+}
+
 /// Options of [`fused_ssim`](super::fused_ssim).
 ///
 /// The defaults are the reference definition: `Same` padding, an 11-tap window, σ = 1.5, with
@@ -145,6 +179,9 @@ pub struct SsimOptions {
     pub sigma: f32,
     /// How the kernels tile the image (speed only; ignored by the reference ops).
     pub layout: SsimLayout,
+    /// What a training forward keeps for its backward (memory against time; ignored by the
+    /// reference ops).
+    pub memory: SsimMemory,
 }
 
 impl SsimOptions {
@@ -154,6 +191,7 @@ impl SsimOptions {
         window: 2 * DEFAULT_RADIUS + 1,
         sigma: DEFAULT_SIGMA,
         layout: SsimLayout::DEFAULT,
+        memory: SsimMemory::Store,
     };
 
     /// The same options with another padding.
@@ -166,6 +204,12 @@ impl SsimOptions {
     pub fn with_window(mut self, window: usize, sigma: f32) -> Self {
         self.window = window;
         self.sigma = sigma;
+        self
+    }
+
+    /// The same options with another memory mode.
+    pub fn with_memory(mut self, memory: SsimMemory) -> Self {
+        self.memory = memory;
         self
     }
 

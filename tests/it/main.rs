@@ -20,5 +20,6 @@ mod ssim;
 mod ssim3d;
 mod ssim_dtypes;
 mod ssim_losses;
+mod ssim_memory;
 mod ssim_reductions;
 mod vendor_patches;

@@ -1,0 +1,112 @@
+//! `SsimMemory::Recompute` against `Store`: the same gradients, and less device memory held
+//! between the forward and the backward.
+
+use crate::common;
+
+use burn::tensor::{Device, Int, Tensor, TensorData};
+use burn_sad::ssim::{
+    Mean, SsimMemory, SsimOptions, fused_ssim, fused_ssim_u8, fused_ssim3d, ssim_l1_loss,
+};
+use common::{SAME, VALID, assert_close, device, pair, say, value_and_grads, values};
+
+const LEAN: SsimMemory = SsimMemory::Recompute;
+
+#[test]
+fn recomputing_gives_the_stored_modes_values_and_gradients() {
+    let device = device();
+    let (a, b) = pair([2, 3, 19, 22], 51, &device);
+    let (va, vb) = pair([1, 2, 11, 12, 13], 52, &device);
+    for options in [SAME, VALID] {
+        let lean = options.with_memory(LEAN);
+        let what = format!("{:?}", options.padding);
+        let pairs = [
+            (
+                value_and_grads(|x, y| fused_ssim(x, y, options), &a, &b),
+                value_and_grads(|x, y| fused_ssim(x, y, lean), &a, &b),
+                "fused_ssim",
+            ),
+            (
+                value_and_grads(|x, y| ssim_l1_loss(x, y, 0.2, options), &a, &b),
+                value_and_grads(|x, y| ssim_l1_loss(x, y, 0.2, lean), &a, &b),
+                "ssim_l1_loss",
+            ),
+            (
+                value_and_grads(|x, y| fused_ssim3d(x, y, options), &va, &vb),
+                value_and_grads(|x, y| fused_ssim3d(x, y, lean), &va, &vb),
+                "fused_ssim3d",
+            ),
+        ];
+        for ((value, g1, g2), (lean_value, lean_g1, lean_g2), op) in pairs {
+            let what = format!("{op} {what}");
+            assert_close(&[lean_value], &[value], 0.0, 1e-6, &format!("{what} value"));
+            assert_close(&lean_g1, &g1, 1e-9, 1e-5, &format!("{what} d/dimg1"));
+            assert_close(&lean_g2, &g2, 1e-9, 1e-5, &format!("{what} d/dimg2"));
+        }
+    }
+    // An 8-bit target: only the prediction is tracked.
+    let target = Tensor::<4, Int>::from_data(
+        TensorData::new(
+            (0..2 * 3 * 19 * 22).map(|i: i32| i * 37 % 256).collect(),
+            b.dims(),
+        ),
+        &device,
+    );
+    let grad_of = |memory: SsimMemory| {
+        let ad = device.clone().autodiff();
+        let x = Tensor::<4>::from_data(a.to_data(), &ad).require_grad();
+        let q = Tensor::<4, Int>::from_data(target.to_data(), &ad);
+        let options = SsimOptions::default().with_memory(memory);
+        let grads = fused_ssim_u8(x.clone(), q, options, Mean).backward();
+        values(x.grad(&grads).expect("pred gradient").inner())
+    };
+    let stored = grad_of(SsimMemory::Store);
+    assert_close(&grad_of(LEAN), &stored, 1e-9, 1e-5, "u8 target d/dpred");
+}
+
+/// Bytes the device's memory pool has in use, where it reports them.
+fn bytes_in_use(device: &Device) -> Option<u64> {
+    device.memory_pool_usage().map(|usage| usage.bytes_in_use)
+}
+
+#[test]
+fn recomputing_holds_no_partial_maps_until_the_backward() {
+    let device = device();
+    let test = "recomputing_holds_no_partial_maps_until_the_backward";
+    if bytes_in_use(&device).is_none() {
+        say(&format!(
+            "{test}: this device reports no memory pool use; skipped"
+        ));
+        return;
+    }
+    let shape = [1, 3, 128, 160];
+    let (a, b) = pair(shape, 53, &device);
+    let ad = device.clone().autodiff();
+    // Device memory the graph holds after a synchronised training forward of both inputs.
+    let held = |memory: SsimMemory| -> u64 {
+        let x = Tensor::<4>::from_data(a.to_data(), &ad).require_grad();
+        let y = Tensor::<4>::from_data(b.to_data(), &ad).require_grad();
+        let before = bytes_in_use(&device).unwrap();
+        let loss = fused_ssim(
+            x.clone(),
+            y.clone(),
+            SsimOptions::default().with_memory(memory),
+        );
+        values(loss.clone());
+        let after = bytes_in_use(&device).unwrap();
+        drop(loss.backward());
+        after.saturating_sub(before)
+    };
+    // Warm the pools and the kernels, then measure each mode.
+    held(SsimMemory::Store);
+    held(LEAN);
+    let (store, lean) = (held(SsimMemory::Store), held(LEAN));
+    // Store keeps ∂S/∂σ², ∂S/∂σ₁₂ and both ∂S/∂μ: four f32 maps.
+    let maps = 4 * 4 * shape.iter().product::<usize>() as u64;
+    say(&format!(
+        "{test}: held after the forward: store {store} B, recompute {lean} B (the maps: {maps} B)"
+    ));
+    assert!(
+        store >= lean + maps * 3 / 4 && lean < maps / 4,
+        "store holds {store} B, recompute {lean} B: expected a difference of about {maps} B"
+    );
+}
