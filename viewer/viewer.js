@@ -53,13 +53,49 @@ function status(text) {
   $('status').textContent = text;
 }
 
-/** The canvas size: `width`/`height` from the query, else the space the page gives it. */
+/** The gap between the render and the target side by side (`#stage`'s CSS gap). */
+const GAP = 4;
+
+/**
+ * The canvas size: `width`/`height` from the query, else the space the page gives it: the
+ * window's width (the stage never grows past it), halved less the gap when the target is
+ * beside the render.
+ */
 function canvasSize() {
   const w = Number(query.get('width')), h = Number(query.get('height'));
   if (Number.isInteger(w) && w > 0 && Number.isInteger(h) && h > 0) return [w, h];
   const area = $('stage').getBoundingClientRect();
-  const side = state.compare === 'side' ? 2 : 1;
-  return [Math.max(64, Math.floor(area.width / side) - 4), Math.max(64, Math.floor(area.height) - 4)];
+  const width = Math.min(area.width, document.documentElement.clientWidth);
+  const beside = state.compare === 'side' && state.target !== null;
+  const columns = beside ? Math.floor((width - GAP) / 2) : Math.floor(width);
+  return [Math.max(64, columns), Math.max(64, Math.floor(area.height))];
+}
+
+/**
+ * SAD extrapolates beyond the image: dims what lies outside the image's extent in `view` and
+ * outlines the image, on the render canvas (the views inside the image are untouched).
+ */
+function markExtent(view) {
+  // Output pixel x samples the file's point (x − offsetX) / scale, and file pixel i is the
+  // square centred on point i: the pixels inside sample points in [−½, size − ½).
+  const { width, height } = state.parsed;
+  const { scale, offsetX, offsetY } = view;
+  const left = Math.ceil(offsetX - scale / 2);
+  const top = Math.ceil(offsetY - scale / 2);
+  const right = Math.ceil(offsetX + scale * (width - 0.5));
+  const bottom = Math.ceil(offsetY + scale * (height - 0.5));
+  if (left <= 0 && top <= 0 && right >= canvas.width && bottom >= canvas.height) return;
+  const context = canvas.getContext('2d');
+  context.save();
+  context.fillStyle = 'rgba(29, 31, 33, 0.8)';
+  context.beginPath();
+  context.rect(0, 0, canvas.width, canvas.height);
+  context.rect(left, top, right - left, bottom - top);
+  context.fill('evenodd');
+  context.strokeStyle = '#8ab4f8';
+  context.lineWidth = 1;
+  context.strokeRect(left - 0.5, top - 0.5, right - left + 1, bottom - top + 1);
+  context.restore();
 }
 
 function currentView() {
@@ -89,6 +125,7 @@ async function draw() {
     const started = performance.now();
     const pixels = await renderView(state.gpu, state.parsed, state.sitesTensor, view, width, height, mode);
     canvas.getContext('2d').putImageData(new ImageData(pixels, width, height), 0, 0);
+    markExtent(view);
     drawTarget(view);
     state.renders++;
     const ms = (performance.now() - started).toFixed(1);

@@ -2,8 +2,9 @@
 // and its photo, the page renders it with the library's kernels compiled to WGSL, and each
 // canvas is compared with `sad render` of the same file, view and size: the plain render, a
 // zoomed view, two debug views and the dots. Also: the page's PSNR against the target equals
-// the CLI's, a missing file and a browser without WebGPU get their messages, and a screenshot
-// of the page goes to $SCREENSHOT (the README's).
+// the CLI's, the view outside the image's extent is dimmed, side by side fits the window at
+// 1400 and 700 px, a missing file and a browser without WebGPU get their messages, and a
+// screenshot of the page goes to $SCREENSHOT (the README's).
 //
 // Usage: node viewer.test.mjs [path/to/sad]   (Debian's chromium at /usr/bin/chromium, or
 // $CHROMIUM)
@@ -71,8 +72,8 @@ const launchArgs = ['--no-sandbox', '--enable-unsafe-webgpu', '--enable-features
   '--use-vulkan=swiftshader', '--use-angle=swiftshader', '--disable-background-networking',
   '--disable-component-update', '--disable-sync', '--no-first-run'];
 
-async function open(browser, url, init) {
-  const page = await browser.newPage({ viewport: { width: 900, height: 560 } });
+async function open(browser, url, init, viewport = { width: 900, height: 560 }) {
+  const page = await browser.newPage({ viewport });
   page.on('pageerror', (error) => console.log(`page error: ${error.message}`));
   if (init) await page.addInitScript(init);
   await page.goto(url);
@@ -161,6 +162,50 @@ try {
     console.log(`screenshot: ${process.env.SCREENSHOT}`);
   }
   await page.close();
+
+  // Outside the image SAD extrapolates: a 320×96 view of the 160×96 fit has 80-pixel margins,
+  // which the page dims (0.8 of the page's background over the render) and outlines; the image
+  // itself stays `sad render`'s.
+  {
+    const want = path.join(scratch, 'margins.png');
+    run(['render', sites, '-o', want, '--width', '320', '--height', '96', '--zoom', '1']);
+    const page = await open(browser, `${origin}/?sites=sites.txt&width=320&height=96`);
+    const got = decode(await canvasPng(page));
+    const cli = decode(fs.readFileSync(want));
+    const background = [29, 31, 33];
+    let squares = 0, values = 0, outside = 0;
+    for (let y = 0; y < 96; y++) {
+      for (let x = 0; x < 320; x++) {
+        const i = 4 * (y * 320 + x);
+        for (let c = 0; c < 3; c++) {
+          if (x >= 80 && x < 240) {
+            squares += ((got.data[i + c] - cli.data[i + c]) / 255) ** 2;
+            values++;
+          } else if (x < 78 || x > 241) {
+            const dimmed = 0.2 * cli.data[i + c] + 0.8 * background[c];
+            outside = Math.max(outside, Math.abs(got.data[i + c] - dimmed));
+          }
+        }
+      }
+    }
+    const inside = squares === 0 ? Infinity : 10 * Math.log10(values / squares);
+    check(inside >= MIN_PSNR && outside <= 2,
+      `outside the image the view is dimmed (worst ${outside.toFixed(1)} of 255 off), inside it is sad render's (${inside.toFixed(1)} dB)`);
+    await page.close();
+  }
+
+  // Side by side fits the window at any width: both canvases inside it, the same size.
+  for (const width of [1400, 700]) {
+    const page = await open(browser, `${address}&compare=side`, null, { width, height: 700 });
+    const boxes = await page.evaluate(() => ['view', 'target-view']
+      .map((id) => document.getElementById(id).getBoundingClientRect())
+      .map((r) => [r.left, r.right, r.width, r.height]));
+    const [[, renderRight, renderWidth, renderHeight], [targetLeft, targetRight, targetWidth]] = boxes;
+    check(targetRight <= width && renderRight <= targetLeft && renderWidth === targetWidth
+      && renderWidth > width / 2 - 10 && renderHeight > 0,
+      `side by side at ${width} px: render ${renderWidth} px and target ${targetWidth} px wide, right edge at ${targetRight}`);
+    await page.close();
+  }
 
   const missing = await open(browser, `${origin}/?sites=nothing_sites.txt`);
   check(await missing.evaluate(() => document.body.dataset.state) === 'error'
