@@ -46,7 +46,10 @@ pub use api::{fused_ssim_u8, ssim_l1_loss_u8, try_fused_ssim_u8, try_ssim_l1_los
 pub use backend::{KernelReduction, SsimBackend, SsimKernelConfig};
 pub use burn_sad_kernels::ssim::{GradTargets, SsimTerm};
 pub use error::SsimError;
-pub use msssim::{MS_SSIM_WEIGHTS, MsSsimOptions, ms_ssim, ms_ssim_reference, try_ms_ssim};
+pub use msssim::{
+    MS_SSIM_WEIGHTS, MsSsimOptions, MsSsimReduction, ms_ssim, ms_ssim_reduced, ms_ssim_reference,
+    try_ms_ssim, try_ms_ssim_reduced,
+};
 pub use options::{Padding, SsimLayout, SsimMemory, SsimOptions};
 pub use reduction::{Map, Mean, PerChannel, PerImage, SsimReduction};
 pub use reference::{ssim_reference, ssim_reference_reduced, ssim3d_reference};

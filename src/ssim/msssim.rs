@@ -7,7 +7,9 @@ use burn_sad_kernels::ssim::SsimTerm;
 
 use super::api::{kernel_value, validate};
 use super::reference::reference_value;
-use super::{KernelReduction, Padding, SsimError, SsimKernelConfig, SsimOptions};
+use super::{
+    KernelReduction, Mean, Padding, SsimError, SsimKernelConfig, SsimOptions, SsimReduction,
+};
 
 /// pytorch-msssim's default scale weights (Wang et al. 2003).
 pub const MS_SSIM_WEIGHTS: [f32; 5] = [0.0448, 0.2856, 0.3001, 0.2363, 0.1333];
@@ -55,17 +57,70 @@ pub fn try_ms_ssim(
     img2: Tensor<4>,
     options: &MsSsimOptions,
 ) -> Result<Tensor<1>, SsimError> {
-    validate_ms(&img1, &img2, options)?;
-    Ok(compose(img1, img2, options, kernel_value))
+    try_ms_ssim_reduced(img1, img2, options, Mean)
 }
+
+/// [`ms_ssim`] per image (`[batch]`), per image and channel (`[batch, channels]`) or averaged
+/// ([`Mean`]): pytorch-msssim's `size_average=False` gives the per-channel values averaged over
+/// the channels, our [`PerImage`](super::PerImage). Differentiable with respect to both inputs.
+///
+/// ```
+/// use burn::tensor::{Device, Distribution, Tensor};
+/// use burn_sad::ssim::{MsSsimOptions, PerChannel, ms_ssim_reduced};
+///
+/// let device = Device::default();
+/// let a = Tensor::<4>::random([2, 3, 40, 40], Distribution::Default, &device);
+/// // Three scales of a 7-tap window (the default five need a side over 160).
+/// let options = MsSsimOptions { window: 7, sigma: 1.0, weights: vec![0.3, 0.3, 0.4] };
+/// let per_channel = ms_ssim_reduced(a.clone(), a, &options, PerChannel);
+/// assert_eq!(per_channel.dims(), [2, 3]);
+/// ```
+///
+/// # Panics
+/// With the message of the [`SsimError`] that [`try_ms_ssim_reduced`] would return.
+pub fn ms_ssim_reduced<R: MsSsimReduction>(
+    img1: Tensor<4>,
+    img2: Tensor<4>,
+    options: &MsSsimOptions,
+    reduction: R,
+) -> R::Output {
+    try_ms_ssim_reduced(img1, img2, options, reduction).unwrap_or_else(|error| panic!("{error}"))
+}
+
+/// [`ms_ssim_reduced`] that returns a typed error instead of panicking on bad input.
+pub fn try_ms_ssim_reduced<R: MsSsimReduction>(
+    img1: Tensor<4>,
+    img2: Tensor<4>,
+    options: &MsSsimOptions,
+    reduction: R,
+) -> Result<R::Output, SsimError> {
+    validate_ms(&img1, &img2, options)?;
+    let dims = img1.dims();
+    // Per plane, then reduced: MS-SSIM multiplies each plane's scales before any mean.
+    let planes = compose(img1, img2, options, kernel_value);
+    let value = match reduction.kernel_reduction() {
+        KernelReduction::Total => planes.mean(),
+        _ => planes,
+    };
+    Ok(R::shape_value(value, [dims[0], dims[1], 0, 0]))
+}
+
+/// The reductions MS-SSIM takes: [`Mean`], [`PerImage`](super::PerImage) and
+/// [`PerChannel`](super::PerChannel) (MS-SSIM has no map). Sealed.
+pub trait MsSsimReduction: SsimReduction<4> {}
+
+impl MsSsimReduction for Mean {}
+impl MsSsimReduction for super::PerImage {}
+impl MsSsimReduction for super::PerChannel {}
 
 /// [`ms_ssim`] from plain tensor ops only, for tests and comparisons.
 pub fn ms_ssim_reference(img1: Tensor<4>, img2: Tensor<4>, options: &MsSsimOptions) -> Tensor<1> {
-    compose(img1, img2, options, reference_value)
+    compose(img1, img2, options, reference_value).mean()
 }
 
 type PlaneValues = fn(Tensor<4>, Tensor<4>, SsimKernelConfig) -> Tensor<1>;
 
+/// MS-SSIM of each (batch, channel) plane, `[batch · channels]`.
 fn compose(
     mut img1: Tensor<4>,
     mut img2: Tensor<4>,
@@ -97,7 +152,7 @@ fn compose(
             img2 = downsample(img2);
         }
     }
-    weighted_product(values, &options.weights).mean()
+    weighted_product(values, &options.weights)
 }
 
 /// Per plane, `Π_s max(v_s, 0)^w_s` over the scales' values (`values[s]`, one per plane), as
