@@ -4,7 +4,7 @@
 use burn::tensor::{Device, Tensor, TensorData};
 use burn_sad::device::{DeviceChoice, select_device};
 use burn_sad::sad::{BackwardStrategy, SiteTable};
-use burn_sad::ssim::{Padding, SsimOptions};
+use burn_sad::ssim::{Padding, SsimLayout, SsimOptions};
 
 /// The test data folder.
 pub const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data");
@@ -56,6 +56,21 @@ pub const SAME: SsimOptions = SsimOptions::DEFAULT;
 /// The reference SSIM definition with `valid` padding.
 pub const VALID: SsimOptions = SsimOptions {
     padding: Padding::Valid,
+    ..SsimOptions::DEFAULT
+};
+
+/// A 3-tap window in 4-row strips: the smallest kernels. For the tests of paths that neither
+/// the window nor the tiling changes (input dtypes, memory modes): each combination compiles
+/// its own kernels, and on lavapipe the default window's take seconds each.
+pub const SMALL: SsimOptions = SsimOptions {
+    window: 3,
+    sigma: 0.8,
+    layout: SsimLayout {
+        forward_rows: 4,
+        forward_strips: 4,
+        backward_rows: 4,
+        backward_strips: 4,
+    },
     ..SsimOptions::DEFAULT
 };
 
