@@ -19,10 +19,13 @@
 //!   forward + backward (the separable 11-tap window over five maps and the SSIM formula; the
 //!   backward recomputes the forward, then filters three maps), and of the bytes that must move:
 //!   both images read (8 B) to infer, both read twice and the gradient written (20 B) to train.
-//! - `--only KEY` times just the row with that key (`1x3x2160x3840`, `l1ssim-…`), e.g. under a
-//!   profiler.
+//! - `--only KEY` (repeatable) times just the rows with those keys (`1x3x2160x3840`,
+//!   `l1ssim-…`), e.g. under a profiler.
 //! - `--layout FR,FS,BR,BS` times the kernels under another `SsimLayout` (forward rows and
 //!   strips, backward rows and strips; `benches/gpu/ssim_layouts.sh` sweeps several).
+//! - `--dtype f16|bf16` times the ops on inputs of that dtype (the kernels read them and compute
+//!   in f32), and after the table prints, for each photo pair of `tests/data`, how far the
+//!   value on the inputs rounded to that dtype is from the f32 value.
 //! - `--memory store|recompute` times the training steps under that `SsimMemory` mode. After
 //!   the table, one line per 2D SSIM row gives the device memory a training forward holds until
 //!   its backward under each mode (the memory pool's bytes in use, where the device reports
@@ -36,8 +39,9 @@ mod common;
 
 use std::collections::HashMap;
 
-use burn::tensor::{Device, Distribution, Tensor};
+use burn::tensor::{DType, Device, Distribution, Tensor};
 use burn_sad::device::{DeviceChoice, select_device};
+use burn_sad::image::load_rgb;
 use burn_sad::ssim::{
     MsSsimOptions, SsimLayout, SsimMemory, SsimOptions, fused_ssim, fused_ssim3d, ms_ssim,
     ms_ssim_reference, ssim_l1_loss, ssim_reference, ssim3d_reference,
@@ -107,12 +111,14 @@ struct Args {
     iters: usize,
     baseline: Option<String>,
     reference: bool,
-    /// The one row to time (its key), if given.
-    only: Option<String>,
+    /// The rows to time (their keys); all when empty.
+    only: Vec<String>,
     /// Peak f32 flop/s (in TFLOP/s) and memory bandwidth (TB/s) of the roofline lines.
     peaks: (f64, f64),
     /// The options every timed op takes (the kernels' layout).
     options: SsimOptions,
+    /// The inputs' dtype.
+    dtype: DType,
 }
 
 fn parse_args() -> Args {
@@ -121,9 +127,10 @@ fn parse_args() -> Args {
         iters: 50,
         baseline: None,
         reference: true,
-        only: None,
+        only: Vec::new(),
         peaks: (67.0, 4.8),
         options: SsimOptions::default(),
+        dtype: DType::F32,
     };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
@@ -132,7 +139,7 @@ fn parse_args() -> Args {
             "--no-reference" => args.reference = false,
             "--iters" => args.iters = it.next().and_then(|v| v.parse().ok()).expect("--iters N"),
             "--baseline" => args.baseline = it.next(),
-            "--only" => args.only = it.next(),
+            "--only" => args.only.extend(it.next()),
             "--layout" => {
                 let layout: SsimLayout = it
                     .next()
@@ -140,6 +147,14 @@ fn parse_args() -> Args {
                     .parse()
                     .unwrap_or_else(|error| panic!("--layout: {error}"));
                 args.options = args.options.with_layout(layout);
+            }
+            "--dtype" => {
+                args.dtype = match it.next().as_deref() {
+                    Some("f32") => DType::F32,
+                    Some("f16") => DType::F16,
+                    Some("bf16") => DType::BF16,
+                    other => panic!("--dtype f32|f16|bf16, got {other:?}"),
+                };
             }
             "--memory" => {
                 let memory: SsimMemory = it
@@ -254,7 +269,7 @@ fn main() {
         ));
     }
     let mut roofline = Vec::new();
-    let wanted = |key: &str| args.only.as_deref().is_none_or(|only| only == key);
+    let wanted = |key: &str| args.only.is_empty() || args.only.iter().any(|only| only == key);
     for (key, shape, op, reference_op) in rows {
         if !wanted(&key) {
             continue;
@@ -297,12 +312,39 @@ fn main() {
     for line in roofline {
         println!("{line}");
     }
+    if args.dtype != DType::F32 {
+        println!();
+        for line in dtype_lines(args.dtype, args.options, &device) {
+            println!("{line}");
+        }
+    }
     println!();
     for shape in &shapes {
         if wanted(&label(shape)) {
             println!("{}", memory_line(shape, args.iters, args.options, &device));
         }
     }
+}
+
+/// For each photo pair of `tests/data`: SSIM of the pair rounded to `dtype` minus SSIM of the
+/// f32 pair, both from the fused kernels.
+fn dtype_lines(dtype: DType, options: SsimOptions, device: &Device) -> Vec<String> {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data");
+    ["astronaut", "chelsea", "coffee"]
+        .iter()
+        .map(|name| {
+            let load = |file: String| load_rgb(format!("{dir}/{file}.png"), device).expect("photo");
+            let (a, b) = (load(name.to_string()), load(format!("{name}_degraded")));
+            let dims = a.dims();
+            let value = |t: Tensor<1>| f64::from(t.into_scalar::<f32>());
+            let exact = value(fused_ssim(a.clone(), b.clone(), options));
+            let rounded = value(fused_ssim(a.cast(dtype), b.cast(dtype), options));
+            format!(
+                "{dtype:?} {name} {dims:?}: SSIM {rounded:.7} against f32 {exact:.7}, difference {:+.2e}",
+                rounded - exact
+            )
+        })
+        .collect()
 }
 
 /// Device memory a training forward of `fused_ssim` holds until its backward, and the train
@@ -374,6 +416,7 @@ fn bench_row<const D: usize>(
     let img2 = (img1.clone() * 0.8
         + Tensor::<D>::random(shape, Distribution::Default, device) * 0.2)
         .clamp(0.0, 1.0);
+    let (img1, img2) = (img1.cast(args.dtype), img2.cast(args.dtype));
     let train = train_ms(op, &img1, &img2, (args.iters, args.options));
     let infer = infer_ms(op, &img1, &img2, (args.iters, args.options));
     let (ref_train, ref_infer) = if args.reference {

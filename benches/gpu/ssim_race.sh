@@ -25,3 +25,10 @@ python3 benches/fused_ssim_baseline.py "$iters" | tee "$OUT/baseline.txt"
 source benches/gpu/ssim_bench_bin.sh
 BURN_SAD_DEVICE=cuda "$ssim_bench" --iters "$iters" --baseline "$OUT/baseline.txt" \
   | tee "$OUT/ssim_table.md"
+# Half-precision inputs against the same (f32) fused-ssim times, with each dtype's value on the
+# photos of tests/data against f32; each run ends with the memory lines (held bytes and train
+# time per SsimMemory mode).
+for dtype in f16 bf16; do
+  BURN_SAD_DEVICE=cuda "$ssim_bench" --iters "$iters" --baseline "$OUT/baseline.txt" \
+    --dtype "$dtype" --only 1x3x1080x1920 --only 1x3x2160x3840 | tee "$OUT/ssim_table_$dtype.md"
+done
