@@ -196,7 +196,7 @@ try {
 
   // Side by side fits the window at any width: both canvases inside it, the same size.
   for (const width of [1400, 700]) {
-    const page = await open(browser, `${address}&compare=side`, null, { width, height: 700 });
+    const page = await open(browser, `${address}&compare=side`, null, { width, height: 260 });
     const boxes = await page.evaluate(() => ['view', 'target-view']
       .map((id) => document.getElementById(id).getBoundingClientRect())
       .map((r) => [r.left, r.right, r.width, r.height]));
