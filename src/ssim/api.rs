@@ -138,7 +138,7 @@ pub fn try_fused_ssim_reduced<const D: usize, R: SsimReduction<D>>(
         reduction: reduction.kernel_reduction(),
         ..options.into()
     };
-    let dims = map_dims(&img1, &config);
+    let dims = config.map_dims(img1.dims());
     Ok(R::shape_value(kernel_value(img1, img2, config), dims))
 }
 
@@ -180,17 +180,9 @@ pub fn try_ssim_l1_loss_reduced<R: SsimReduction<4>>(
     options: SsimOptions,
     reduction: R,
 ) -> Result<R::Output, SsimError> {
-    if !(0.0..=1.0).contains(&lambda) {
-        return Err(SsimError::BadLambda(lambda));
-    }
+    let config = l1_ssim_config(lambda, options, reduction.kernel_reduction())?;
     validate(&pred, &gt, &options)?;
-    let config = SsimKernelConfig {
-        ssim_weight: -lambda,
-        l1_weight: 1.0 - lambda,
-        reduction: reduction.kernel_reduction(),
-        ..options.into()
-    };
-    let dims = map_dims(&pred, &config);
+    let dims = config.map_dims(pred.dims());
     let value = kernel_value(pred, gt, config).add_scalar(lambda);
     Ok(R::shape_value(value, dims))
 }
@@ -248,7 +240,7 @@ pub fn try_fused_ssim_masked<const D: usize, R: SsimReduction<D>>(
         reduction: KernelReduction::Map,
         ..options.into()
     };
-    let dims = map_dims(&img1, &config);
+    let dims = config.map_dims(img1.dims());
     let map: Tensor<D> = kernel_value(img1, img2, config).reshape(dims);
     let crop = config.crop();
     let region: [Range<usize>; D] = std::array::from_fn(|axis| match axis {
@@ -257,19 +249,6 @@ pub fn try_fused_ssim_masked<const D: usize, R: SsimReduction<D>>(
     });
     let weights = mask.detach().slice(region).expand(dims);
     Ok(reduction.weighted(map, weights))
-}
-
-/// `[batch, channels, ..map extent]` of `config`'s map for inputs shaped as `img`.
-fn map_dims<const D: usize>(img: &Tensor<D>, config: &SsimKernelConfig) -> [usize; D] {
-    let dims = img.dims();
-    let extent = config.map_extent(&dims[2..]);
-    std::array::from_fn(|axis| {
-        if axis < 2 {
-            dims[axis]
-        } else {
-            extent[axis - 2]
-        }
-    })
 }
 
 /// The mask matches the images (`[batch, 1 or channels, ..spatial]`, f32, same device) and
@@ -359,7 +338,7 @@ pub fn try_fused_ssim_u8<const D: usize, R: SsimReduction<D>>(
         reduction: reduction.kernel_reduction(),
         ..options.into()
     };
-    let dims = map_dims(&pred, &config);
+    let dims = config.map_dims(pred.dims());
     Ok(R::shape_value(unorm8_value(pred, target, config), dims))
 }
 
@@ -388,19 +367,29 @@ pub fn try_ssim_l1_loss_u8<R: SsimReduction<4>>(
     options: SsimOptions,
     reduction: R,
 ) -> Result<R::Output, SsimError> {
+    let config = l1_ssim_config(lambda, options, reduction.kernel_reduction())?;
+    validate(&pred, &target, &options)?;
+    let dims = config.map_dims(pred.dims());
+    let value = unorm8_value(pred, target, config).add_scalar(lambda);
+    Ok(R::shape_value(value, dims))
+}
+
+/// The kernels' config of the 3DGS loss `(1 − λ)·L1 + λ·(1 − SSIM)`: SSIM weighted by `−λ`, L1
+/// by `1 − λ` (the constant `λ` is added to the value); a `λ` outside [0, 1] is an error.
+fn l1_ssim_config(
+    lambda: f32,
+    options: SsimOptions,
+    reduction: KernelReduction,
+) -> Result<SsimKernelConfig, SsimError> {
     if !(0.0..=1.0).contains(&lambda) {
         return Err(SsimError::BadLambda(lambda));
     }
-    validate(&pred, &target, &options)?;
-    let config = SsimKernelConfig {
+    Ok(SsimKernelConfig {
         ssim_weight: -lambda,
         l1_weight: 1.0 - lambda,
-        reduction: reduction.kernel_reduction(),
+        reduction,
         ..options.into()
-    };
-    let dims = map_dims(&pred, &config);
-    let value = unorm8_value(pred, target, config).add_scalar(lambda);
-    Ok(R::shape_value(value, dims))
+    })
 }
 
 /// [`kernel_value`] with an integer img2 standing for `q / 255`.

@@ -119,6 +119,18 @@ impl SsimKernelConfig {
         }
     }
 
+    /// `[batch, channels, ..map extent]`: the map's shape for inputs of shape `dims`.
+    pub fn map_dims<const D: usize>(&self, dims: [usize; D]) -> [usize; D] {
+        let extent = self.map_extent(&dims[2..]);
+        std::array::from_fn(|axis| {
+            if axis < 2 {
+                dims[axis]
+            } else {
+                extent[axis - 2]
+            }
+        })
+    }
+
     /// Extent of the SSIM map along each spatial axis of `spatial`.
     pub fn map_extent(&self, spatial: &[usize]) -> Vec<usize> {
         let crop = 2 * self.crop();

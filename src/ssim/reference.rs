@@ -40,16 +40,8 @@ pub fn ssim_reference_reduced<const D: usize, R: SsimReduction<D>>(
         reduction: reduction.kernel_reduction(),
         ..options.into()
     };
-    let dims = img1.dims();
-    let extent = config.map_extent(&dims[2..]);
-    let map_dims = std::array::from_fn(|axis| {
-        if axis < 2 {
-            dims[axis]
-        } else {
-            extent[axis - 2]
-        }
-    });
-    R::shape_value(reference_value(img1, img2, config), map_dims)
+    let dims = config.map_dims(img1.dims());
+    R::shape_value(reference_value(img1, img2, config), dims)
 }
 
 /// What the fused kernels compute for `config`, with plain tensor ops:
