@@ -17,6 +17,9 @@ pub enum SitesFileError {
     /// The file holds no site.
     #[error("the file holds no sites")]
     NoSites,
+    /// A packed sites file is malformed.
+    #[error("packed sites file: {0}")]
+    Packed(String),
     /// Every site of the file is inactive (position x < 0), so it would render black.
     #[error("all {0} sites are inactive (position x < 0); nothing would render")]
     NoActiveSites(usize),

@@ -1,4 +1,5 @@
-//! The reference trainer's `*_sites.txt` format, byte-compatible in both directions.
+//! The reference trainer's `*_sites.txt` format, byte-compatible in both directions, and the
+//! choice between it and the packed format.
 //!
 //! ```text
 //! # SAD Sites (position_x, position_y, color_r, color_g, color_b, log_tau, radius, aniso_dir_x, aniso_dir_y, log_aniso)
@@ -17,6 +18,7 @@ use burn_sad_kernels::sad::{POSITION, RADIUS, SITE_PARAMS};
 
 use super::SiteTable;
 use super::error::SitesFileError;
+use super::packed::{PACKED_MAGIC, PackedSites};
 
 /// The first header line, naming the columns.
 pub const HEADER: &str = "# SAD Sites (position_x, position_y, color_r, color_g, color_b, log_tau, radius, aniso_dir_x, aniso_dir_y, log_aniso)";
@@ -38,7 +40,7 @@ const COLUMN_NAMES: [&str; 10] = [
 /// Largest magnitude accepted per file column: e^80 is near f32's limit, so larger log τ or
 /// log anisotropy overflow the score to infinity and the blend to NaN; a position, radius or
 /// direction beyond 10⁹ overflows squared distances the same way. Colours are clamped on output.
-const COLUMN_LIMITS: [f32; SITE_PARAMS] = [
+pub(super) const COLUMN_LIMITS: [f32; SITE_PARAMS] = [
     1e9,
     1e9,
     f32::MAX,
@@ -53,7 +55,7 @@ const COLUMN_LIMITS: [f32; SITE_PARAMS] = [
 
 /// File column of each in-memory parameter (memory order: px, py, log τ, radius, r, g, b,
 /// dir x, dir y, log anisotropy).
-const FILE_COLUMN: [usize; 10] = [0, 1, 5, 6, 2, 3, 4, 7, 8, 9];
+pub(super) const FILE_COLUMN: [usize; 10] = [0, 1, 5, 6, 2, 3, 4, 7, 8, 9];
 
 /// Formats `value` as C's `printf("%.9g", value)`.
 pub fn format_g9(value: f32) -> String {
@@ -117,12 +119,94 @@ pub fn write_sites(path: impl AsRef<Path>, table: &SiteTable) -> Result<(), Site
         .map_err(|error| SitesFileError::Io(format!("{}: {error}", path.as_ref().display())))
 }
 
-/// Reads a sites file.
+/// Reads a sites file, text or packed (told apart by the packed file's magic).
 pub fn read_sites(path: impl AsRef<Path>) -> Result<SiteTable, SitesFileError> {
+    Ok(read_sites_with_format(path)?.0)
+}
+
+/// Reads a sites file, text or packed, and says which it was.
+pub fn read_sites_with_format(
+    path: impl AsRef<Path>,
+) -> Result<(SiteTable, SitesFormat), SitesFileError> {
     let path = path.as_ref();
-    let text = std::fs::read_to_string(path)
+    let bytes = std::fs::read(path)
         .map_err(|error| SitesFileError::Io(format!("{}: {error}", path.display())))?;
-    parse_sites(&text)
+    Ok((parse_sites_bytes(&bytes)?, SitesFormat::of_bytes(&bytes)))
+}
+
+/// Parses a sites file's bytes: a packed file (see [`PackedSites`](super::PackedSites)) when
+/// they start with its magic `SADP`, else the text format ([`parse_sites`]), which must be UTF-8.
+pub fn parse_sites_bytes(bytes: &[u8]) -> Result<SiteTable, SitesFileError> {
+    if SitesFormat::of_bytes(bytes) == SitesFormat::Packed {
+        return Ok(PackedSites::parse(bytes)?.unpack());
+    }
+    let text = std::str::from_utf8(bytes).map_err(|error| SitesFileError::Line {
+        line: bytes[..error.valid_up_to()]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count()
+            + 1,
+        reason: "not UTF-8 text (nor a packed file, which starts with `SADP`)".into(),
+    })?;
+    parse_sites(text)
+}
+
+/// The two sites file formats.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SitesFormat {
+    /// The reference trainer's text (`*_sites.txt`), about 115 bytes a site.
+    #[default]
+    Text,
+    /// The binary packed file (`*_sites.sadp`): 16 bytes a site after a 64-byte header, with
+    /// the values quantised (see [`PackedSites`](super::PackedSites)).
+    Packed,
+}
+
+impl SitesFormat {
+    /// The format of a file that starts with `bytes`: packed when they start with its magic.
+    pub fn of_bytes(bytes: &[u8]) -> Self {
+        if bytes.starts_with(&PACKED_MAGIC) {
+            Self::Packed
+        } else {
+            Self::Text
+        }
+    }
+
+    /// The file name's extension, without the dot.
+    pub fn extension(self) -> &'static str {
+        match self {
+            Self::Text => "txt",
+            Self::Packed => "sadp",
+        }
+    }
+
+    /// The sites file name a fit of the image `stem` writes: `<stem>_sites.txt` or
+    /// `<stem>_sites.sadp`.
+    pub fn file_name(self, stem: &str) -> String {
+        format!("{stem}_sites.{}", self.extension())
+    }
+
+    /// The file's bytes for `table`.
+    ///
+    /// # Errors
+    /// For `Packed`, as [`PackedSites::pack`](super::PackedSites::pack); `Text` never fails.
+    pub fn to_bytes(self, table: &SiteTable) -> Result<Vec<u8>, SitesFileError> {
+        match self {
+            Self::Text => Ok(sites_to_string(table).into_bytes()),
+            Self::Packed => Ok(PackedSites::pack(table)?.to_bytes()),
+        }
+    }
+}
+
+/// Writes `table` to `path` in `format`, atomically.
+pub fn write_sites_as(
+    path: impl AsRef<Path>,
+    table: &SiteTable,
+    format: SitesFormat,
+) -> Result<(), SitesFileError> {
+    let bytes = format.to_bytes(table)?;
+    crate::image::write_atomically(path.as_ref(), &bytes)
+        .map_err(|error| SitesFileError::Io(format!("{}: {error}", path.as_ref().display())))
 }
 
 /// Parses the text of a sites file.

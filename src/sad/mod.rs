@@ -2,7 +2,8 @@
 //! learnable sites. Each pixel is a softmax blend of its K = 8 candidate sites.
 //!
 //! - [`Sites`] (a Burn [`Module`](burn::module::Module)) and [`SiteTable`] (host copy) hold the
-//!   sites; [`read_sites`] / [`write_sites`] speak the reference's `*_sites.txt` format.
+//!   sites; [`read_sites`] / [`write_sites`] speak the reference's `*_sites.txt` format, and
+//!   [`PackedSites`] the 16-byte packed site of the binary `*_sites.sadp` file.
 //! - [`Candidates`] keeps each pixel's candidate list: random or flooded initialisation, then
 //!   propagation passes.
 //! - [`render`] is the differentiable render op, with a hand-written backward kernel.
@@ -38,6 +39,7 @@ mod hilbert;
 mod kernel_call;
 #[cfg(feature = "cube")]
 mod launch;
+mod packed;
 #[cfg(feature = "cube")]
 pub(crate) use launch::plane_sums_possible;
 mod reference;
@@ -54,8 +56,15 @@ mod views;
 pub use backend::{PassConfig, RenderGeometry, SadBackend, SadKernels, SiteRecordKind};
 pub use candidates::{Candidates, PropagationOptions, jump_for_pass};
 pub use error::{SadError, SitesFileError};
-pub use file::{HEADER, format_g9, parse_sites, read_sites, sites_to_string, write_sites};
+pub use file::{
+    HEADER, SitesFormat, format_g9, parse_sites, parse_sites_bytes, read_sites,
+    read_sites_with_format, sites_to_string, write_sites, write_sites_as,
+};
 pub use hilbert::HilbertOrder;
+pub use packed::{
+    PACKED_HEADER_BYTES, PACKED_MAGIC, PACKED_SITE_BYTES, PACKED_VERSION, PackedRanges,
+    PackedSites, quantise_sites,
+};
 pub use reference::{
     blend_at, cell_of_pixel, exact_candidates, f16_bits, f16_to_f32, jump_flood_reference,
     pack_sites_reference, ranking_key, ranking_view, render_reference, site_score,

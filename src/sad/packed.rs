@@ -1,0 +1,441 @@
+//! The 16-byte packed site and the binary packed sites file (`*_sites.sadp`).
+//!
+//! A packed site is four little-endian `u32` words, the layout of the reference's Metal
+//! render-only mode (`packed_inference.swift`) but for the direction's angle:
+//!
+//! | word | bits | field |
+//! |---|---|---|
+//! | 0 | 0–14, 15–29 | position x, y: unorm15 over [0, W − 1] and [0, H − 1] |
+//! | 0 | 30 | 1 for an inactive slot; bit 31 is 0 |
+//! | 1 | 0–10, 11–21, 22–31 | colour r, g (unorm11), b (unorm10), each over the file's range |
+//! | 2 | 0–15, 16–31 | log τ, radius: unorm16 over the file's ranges |
+//! | 3 | 0–15 | the direction's angle θ ∈ [0, π), in steps of π / 65536 |
+//! | 3 | 16–31 | log anisotropy as an IEEE half |
+//!
+//! A unorm*n* field stores round(clamp((v − min) / scale, 0, 1) · (2ⁿ − 1)) and reads back
+//! min + q / (2ⁿ − 1) · scale, with `min` and `scale` = max(max − min, 10⁻⁶) taken over the active
+//! sites of the file. Positions outside the image are clamped into it. The reference stores the
+//! angle over a full turn (−π, π]; the render depends on the direction only through u·uᵀ, so
+//! u and −u draw the same cell, and half a turn in the same 16 bits halves the angle's step.
+//! A direction is read back as a unit vector (training keeps it one).
+//!
+//! The file: a 64-byte header, then 16 bytes per site.
+//!
+//! | bytes | field |
+//! |---|---|
+//! | 0–3 | magic `SADP` |
+//! | 4–7 | format version, 1 |
+//! | 8–11, 12–15 | image width, height (1 to 65535) |
+//! | 16–19 | site count |
+//! | 20–59 | ten `f32`: min and scale of log τ, radius, colour r, g and b |
+//! | 60–63 | reserved, 0 |
+//!
+//! All numbers are little-endian. Only active sites are written, as in the text format.
+
+use burn_sad_kernels::sad::{COLOR, DIRECTION, LOG_ANISO, LOG_TAU, POSITION, RADIUS, SITE_PARAMS};
+
+use super::error::SitesFileError;
+use super::file::{COLUMN_LIMITS, FILE_COLUMN};
+use super::reference::{f16_bits, f16_to_f32};
+use super::sites::{INACTIVE_SITE, SiteTable};
+
+/// The first four bytes of a packed sites file.
+pub const PACKED_MAGIC: [u8; 4] = *b"SADP";
+/// The packed file format version this build reads and writes.
+pub const PACKED_VERSION: u32 = 1;
+/// Bytes of the packed file's header.
+pub const PACKED_HEADER_BYTES: usize = 64;
+/// Bytes of one packed site.
+pub const PACKED_SITE_BYTES: usize = 16;
+
+/// Largest image side a packed file describes (the render's limit).
+const MAX_SIDE: u32 = 65_535;
+/// Bit of word 0 that marks an inactive slot.
+const INACTIVE_BIT: u32 = 1 << 30;
+/// The quantised fields with a per-file range, in header order.
+const RANGED: [(usize, &str); 5] = [
+    (LOG_TAU, "log_tau"),
+    (RADIUS, "radius"),
+    (COLOR, "color_r"),
+    (COLOR + 1, "color_g"),
+    (COLOR + 2, "color_b"),
+];
+/// Smallest stored scale, as the reference's (a field with one value still reads back exactly).
+const MIN_SCALE: f32 = 1e-6;
+
+/// The per-file ranges of the quantised fields: `[min, scale]` each.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PackedRanges {
+    /// log τ.
+    pub log_tau: [f32; 2],
+    /// Radius, in pixels.
+    pub radius: [f32; 2],
+    /// Colour r, g and b.
+    pub colour: [[f32; 2]; 3],
+}
+
+impl PackedRanges {
+    /// The ranges in header order (log τ, radius, r, g, b).
+    fn in_order(&self) -> [[f32; 2]; 5] {
+        [
+            self.log_tau,
+            self.radius,
+            self.colour[0],
+            self.colour[1],
+            self.colour[2],
+        ]
+    }
+
+    fn from_order(ranges: [[f32; 2]; 5]) -> Self {
+        Self {
+            log_tau: ranges[0],
+            radius: ranges[1],
+            colour: [ranges[2], ranges[3], ranges[4]],
+        }
+    }
+
+    /// The ranges spanning the active sites of `sites` (an empty field gets `[0, 10⁻⁶]`).
+    fn spanning(sites: &[[f32; SITE_PARAMS]]) -> Self {
+        Self::from_order(RANGED.map(|(column, _)| {
+            let values = sites
+                .iter()
+                .filter(|site| site[POSITION] >= 0.0)
+                .map(|site| site[column])
+                .filter(|value| value.is_finite());
+            let (low, high) = values.fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), v| {
+                (lo.min(v), hi.max(v))
+            });
+            if low.is_finite() {
+                [low, (high - low).max(MIN_SCALE)]
+            } else {
+                [0.0, MIN_SCALE]
+            }
+        }))
+    }
+}
+
+/// Sites in the packed layout, with the size and ranges that decode them.
+///
+/// ```
+/// use burn_sad::sad::{PackedSites, SiteTable};
+///
+/// // Position x, y, log τ, radius, colour r, g, b, direction x, y, log anisotropy.
+/// let table = SiteTable {
+///     width: 64,
+///     height: 48,
+///     sites: vec![
+///         [10.0, 20.0, 3.0, 0.5, 0.9, 0.2, 0.1, 1.0, 0.0, 0.25],
+///         [40.0, 30.0, 4.0, 1.5, 0.1, 0.8, 0.3, 0.0, 1.0, -0.5],
+///     ],
+/// };
+/// let packed = PackedSites::pack(&table)?;
+/// let bytes = packed.to_bytes();
+/// assert_eq!(bytes.len(), 64 + 2 * 16);
+/// let back = PackedSites::parse(&bytes)?.unpack();
+/// // Each value comes back within its quantisation step.
+/// assert!((back.sites[0][0] - 10.0).abs() <= 0.5 * 63.0 / 32767.0);
+/// # Ok::<(), burn_sad::sad::SitesFileError>(())
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct PackedSites {
+    /// Image width the positions refer to.
+    pub width: u32,
+    /// Image height the positions refer to.
+    pub height: u32,
+    /// The ranges of the quantised fields.
+    pub ranges: PackedRanges,
+    /// Four words per site.
+    pub records: Vec<[u32; 4]>,
+}
+
+/// round(clamp((value − min) / scale, 0, 1) · levels), 0 for a non-positive scale.
+fn unorm(value: f32, [min, scale]: [f32; 2], levels: f32) -> u32 {
+    if scale <= 0.0 {
+        return 0;
+    }
+    // In f64, so that only the rounding to a level moves the value.
+    let n = ((f64::from(value) - f64::from(min)) / f64::from(scale)).clamp(0.0, 1.0);
+    (n * f64::from(levels) + 0.5) as u32
+}
+
+/// The value a unorm field `q` of `levels` stands for.
+fn from_unorm(q: u32, [min, scale]: [f32; 2], levels: f32) -> f32 {
+    min + q as f32 * (1.0 / levels) * scale.max(0.0)
+}
+
+/// The direction's angle in [0, π) in steps of π / 65536 (u and −u are the same line).
+fn pack_angle(x: f32, y: f32) -> u32 {
+    let (x, y) = (f64::from(x), f64::from(y));
+    let angle = if x * x + y * y < 1e-8 || !(x.is_finite() && y.is_finite()) {
+        0.0
+    } else {
+        y.atan2(x).rem_euclid(std::f64::consts::PI)
+    };
+    ((angle / std::f64::consts::PI * 65536.0).round() as u32) % 65536
+}
+
+fn unpack_angle(q: u32) -> (f32, f32) {
+    let angle = f64::from(q) * std::f64::consts::PI / 65536.0;
+    (angle.cos() as f32, angle.sin() as f32)
+}
+
+/// A packed-file error.
+fn bad(reason: impl Into<String>) -> SitesFileError {
+    SitesFileError::Packed(reason.into())
+}
+
+fn word(bytes: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(bytes[at..at + 4].try_into().expect("four bytes"))
+}
+
+impl PackedSites {
+    /// Packs the active sites of `table`; the table needs its image size (positions are stored
+    /// relative to it).
+    ///
+    /// # Errors
+    /// [`SitesFileError::Packed`] for a table without an image size, or larger than
+    /// 65535 pixels on a side; [`SitesFileError::NoActiveSites`] for one without active sites.
+    pub fn pack(table: &SiteTable) -> Result<Self, SitesFileError> {
+        let (width, height) = (table.width, table.height);
+        if width == 0 || height == 0 {
+            return Err(bad(
+                "packing needs the image size, and the sites have none (no `# Image size` line)",
+            ));
+        }
+        if width > MAX_SIDE as usize || height > MAX_SIDE as usize {
+            return Err(bad(format!(
+                "a {width}×{height} image is larger than the packed format's 65535 on a side"
+            )));
+        }
+        let active: Vec<[f32; SITE_PARAMS]> = table
+            .sites
+            .iter()
+            .copied()
+            .filter(|site| site[POSITION] >= 0.0)
+            .collect();
+        if active.is_empty() {
+            return Err(SitesFileError::NoActiveSites(table.sites.len()));
+        }
+        let ranges = PackedRanges::spanning(&active);
+        let records = active
+            .iter()
+            .map(|site| pack_site(site, width, height, &ranges))
+            .collect();
+        Ok(Self {
+            width: width as u32,
+            height: height as u32,
+            ranges,
+            records,
+        })
+    }
+
+    /// The sites the records stand for.
+    pub fn unpack(&self) -> SiteTable {
+        SiteTable {
+            width: self.width as usize,
+            height: self.height as usize,
+            sites: self
+                .records
+                .iter()
+                .map(|record| unpack_site(record, self.width, self.height, &self.ranges))
+                .collect(),
+        }
+    }
+
+    /// The file: header, then the records.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut bytes =
+            Vec::with_capacity(PACKED_HEADER_BYTES + PACKED_SITE_BYTES * self.records.len());
+        bytes.extend_from_slice(&PACKED_MAGIC);
+        for value in [
+            PACKED_VERSION,
+            self.width,
+            self.height,
+            self.records.len() as u32,
+        ] {
+            bytes.extend_from_slice(&value.to_le_bytes());
+        }
+        for value in self.ranges.in_order().iter().flatten() {
+            bytes.extend_from_slice(&value.to_le_bytes());
+        }
+        bytes.extend_from_slice(&0u32.to_le_bytes());
+        for record in &self.records {
+            for value in record {
+                bytes.extend_from_slice(&value.to_le_bytes());
+            }
+        }
+        bytes
+    }
+
+    /// Reads a packed file's bytes.
+    ///
+    /// # Errors
+    /// [`SitesFileError::Packed`], in one line, for a file shorter than its header or than the
+    /// sites it declares (or longer), another magic or version, a size of 0 or above 65535, a
+    /// non-finite or negative range or one whose values would overflow the render, a negative
+    /// radius, a set reserved bit or a non-finite log anisotropy;
+    /// [`SitesFileError::NoSites`] and [`SitesFileError::NoActiveSites`] as the text format.
+    pub fn parse(bytes: &[u8]) -> Result<Self, SitesFileError> {
+        if bytes.len() < PACKED_HEADER_BYTES {
+            return Err(bad(format!(
+                "{} bytes is shorter than the {PACKED_HEADER_BYTES}-byte header",
+                bytes.len()
+            )));
+        }
+        if bytes[..4] != PACKED_MAGIC {
+            return Err(bad("the file does not start with `SADP`"));
+        }
+        let version = word(bytes, 4);
+        if version != PACKED_VERSION {
+            return Err(bad(format!(
+                "format version {version}; this build reads version {PACKED_VERSION}"
+            )));
+        }
+        let (width, height) = (word(bytes, 8), word(bytes, 12));
+        if !(1..=MAX_SIDE).contains(&width) || !(1..=MAX_SIDE).contains(&height) {
+            return Err(bad(format!(
+                "image size {width}×{height} is not between 1 and 65535 on a side"
+            )));
+        }
+        let count = word(bytes, 16) as usize;
+        let body = bytes.len() - PACKED_HEADER_BYTES;
+        if body as u128 != count as u128 * PACKED_SITE_BYTES as u128 {
+            return Err(bad(format!(
+                "the header declares {count} sites ({} bytes) but {body} bytes follow it; is it truncated?",
+                count as u128 * PACKED_SITE_BYTES as u128
+            )));
+        }
+        let mut ranges = [[0f32; 2]; 5];
+        for (i, range) in ranges.iter_mut().enumerate() {
+            let at = 20 + 8 * i;
+            *range = [
+                f32::from_bits(word(bytes, at)),
+                f32::from_bits(word(bytes, at + 4)),
+            ];
+            check_range(*range, RANGED[i].0, RANGED[i].1)?;
+        }
+        if word(bytes, 60) != 0 {
+            return Err(bad("the reserved header word is not 0"));
+        }
+        if count == 0 {
+            return Err(SitesFileError::NoSites);
+        }
+        let records: Vec<[u32; 4]> = bytes[PACKED_HEADER_BYTES..]
+            .chunks_exact(PACKED_SITE_BYTES)
+            .map(|chunk| std::array::from_fn(|w| word(chunk, 4 * w)))
+            .collect();
+        for (index, record) in records.iter().enumerate() {
+            if record[0] >> 31 != 0 {
+                return Err(bad(format!("site {}: reserved bit 31 is set", index + 1)));
+            }
+            let log_aniso = f16_to_f32((record[3] >> 16) as u16);
+            if !log_aniso.is_finite() || log_aniso.abs() > COLUMN_LIMITS[FILE_COLUMN[LOG_ANISO]] {
+                return Err(bad(format!(
+                    "site {}: log_anisotropy {log_aniso} is outside ±80",
+                    index + 1
+                )));
+            }
+        }
+        if records.iter().all(|record| record[0] & INACTIVE_BIT != 0) {
+            return Err(SitesFileError::NoActiveSites(records.len()));
+        }
+        Ok(Self {
+            width,
+            height,
+            ranges: PackedRanges::from_order(ranges),
+            records,
+        })
+    }
+}
+
+/// A range the decoder can use: finite, a non-negative scale, and both ends within the
+/// column's limit (a radius's low end at least 0).
+fn check_range([min, scale]: [f32; 2], column: usize, name: &str) -> Result<(), SitesFileError> {
+    let limit = COLUMN_LIMITS[FILE_COLUMN[column]];
+    let max = min + scale;
+    if !(min.is_finite() && scale.is_finite() && max.is_finite()) || scale < 0.0 {
+        return Err(bad(format!(
+            "the {name} range (min {min}, scale {scale}) is not a finite, non-negative span"
+        )));
+    }
+    if min.abs() > limit || max.abs() > limit {
+        return Err(bad(format!(
+            "the {name} range [{min}, {max}] is outside ±{limit} (the render would overflow to NaN)"
+        )));
+    }
+    if column == RADIUS && min < 0.0 {
+        return Err(bad(format!("the radius range starts below 0 ({min})")));
+    }
+    Ok(())
+}
+
+fn pack_site(
+    site: &[f32; SITE_PARAMS],
+    width: usize,
+    height: usize,
+    ranges: &PackedRanges,
+) -> [u32; 4] {
+    let active = site[POSITION] >= 0.0;
+    let position = |value: f32, side: usize| {
+        let max = (side - 1) as f32;
+        unorm(value.clamp(0.0, max), [0.0, max], 32767.0)
+    };
+    let mut w0 = position(site[POSITION], width) | position(site[POSITION + 1], height) << 15;
+    if !active {
+        w0 |= INACTIVE_BIT;
+    }
+    let [r, g, b] = ranges.colour;
+    let w1 = unorm(site[COLOR], r, 2047.0)
+        | unorm(site[COLOR + 1], g, 2047.0) << 11
+        | unorm(site[COLOR + 2], b, 1023.0) << 22;
+    let w2 = unorm(site[LOG_TAU], ranges.log_tau, 65535.0)
+        | unorm(site[RADIUS], ranges.radius, 65535.0) << 16;
+    let log_aniso = if site[LOG_ANISO].is_finite() {
+        site[LOG_ANISO]
+    } else {
+        0.0
+    };
+    let w3 =
+        pack_angle(site[DIRECTION], site[DIRECTION + 1]) | u32::from(f16_bits(log_aniso)) << 16;
+    [w0, w1, w2, w3]
+}
+
+fn unpack_site(
+    record: &[u32; 4],
+    width: u32,
+    height: u32,
+    ranges: &PackedRanges,
+) -> [f32; SITE_PARAMS] {
+    let [w0, w1, w2, w3] = *record;
+    if w0 & INACTIVE_BIT != 0 {
+        return INACTIVE_SITE;
+    }
+    let position = |q: u32, side: u32| from_unorm(q, [0.0, (side - 1) as f32], 32767.0);
+    let (ux, uy) = unpack_angle(w3 & 0xffff);
+    let [r, g, b] = ranges.colour;
+    let mut site = [0f32; SITE_PARAMS];
+    site[POSITION] = position(w0 & 0x7fff, width);
+    site[POSITION + 1] = position(w0 >> 15 & 0x7fff, height);
+    site[LOG_TAU] = from_unorm(w2 & 0xffff, ranges.log_tau, 65535.0);
+    site[RADIUS] = from_unorm(w2 >> 16, ranges.radius, 65535.0);
+    site[COLOR] = from_unorm(w1 & 0x7ff, r, 2047.0);
+    site[COLOR + 1] = from_unorm(w1 >> 11 & 0x7ff, g, 2047.0);
+    site[COLOR + 2] = from_unorm(w1 >> 22, b, 1023.0);
+    site[DIRECTION] = ux;
+    site[DIRECTION + 1] = uy;
+    site[LOG_ANISO] = f16_to_f32((w3 >> 16) as u16);
+    site
+}
+
+/// `table` as the packed file stores it: every site packed and read back (what
+/// `sad render --packed` draws).
+///
+/// # Errors
+/// As [`PackedSites::pack`].
+pub fn quantise_sites(table: &SiteTable) -> Result<SiteTable, SitesFileError> {
+    Ok(PackedSites::pack(table)?.unpack())
+}
+
+#[cfg(test)]
+#[path = "packed_tests.rs"]
+mod tests;
