@@ -8,8 +8,8 @@ use burn_sad::device::select_devices;
 use burn_sad::image::{
     ImageError, ImageFile, MAX_SIDE, check_writable_dir, encode_png, write_all_atomically,
 };
+use burn_sad::sad::SitesFormat;
 use burn_sad::sad::fit::{FitOptions, FitProgress, Initialisation, TargetImage, Trainer};
-use burn_sad::sad::sites_to_string;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::fit_args::FitArgs;
@@ -87,7 +87,7 @@ pub fn too_large_for_fit(error: ImageError, max_dim: usize) -> anyhow::Error {
     }
 }
 
-/// Trains one image, writes `<name>.png` and `<name>_sites.txt` as a unit, and prints PSNR
+/// Trains one image, writes `<name>.png` and its sites file as a unit, and prints PSNR
 /// last.
 fn fit_one_command(
     args: &FitArgs,
@@ -241,15 +241,21 @@ fn fit_one_command(
     if let Some(times) = &result.phase_times {
         print!("Phase times:\n{times}");
     }
+    let format = SitesFormat::from(args.format);
     let png = args.out_dir.join(format!("{stem}.png"));
-    let sites = args.out_dir.join(format!("{stem}_sites.txt"));
+    let sites = args.out_dir.join(format.file_name(&stem));
     // Both files or neither: each goes to a temporary name first, then both are renamed.
     let png_bytes = encode_png(result.image.clone().unsqueeze::<4>())?;
-    let sites_text = sites_to_string(&result.sites);
-    write_all_atomically(&[(&png, &png_bytes), (&sites, sites_text.as_bytes())])
+    let sites_bytes = format.to_bytes(&result.sites)?;
+    write_all_atomically(&[(&png, &png_bytes), (&sites, &sites_bytes)])
         .with_context(|| format!("writing the outputs to {}", args.out_dir.display()))?;
     println!("Saved: {}", png.display());
     println!("Saved: {}", sites.display());
+    println!(
+        "Sites file: {} bytes, {:.4} bpp on disk",
+        sites_bytes.len(),
+        sites_bytes.len() as f64 * 8.0 / (result.sites.width * result.sites.height) as f64
+    );
     let seconds = result.training_time.as_secs_f64();
     println!("SSIM: {:.4}", result.ssim);
     println!(

@@ -3,8 +3,8 @@
 use std::path::PathBuf;
 
 use anyhow::{Result, bail};
-use burn_sad::sad::BackwardStrategy;
 use burn_sad::sad::fit::{DEFAULT_LOG_EVERY, InitOrder, TrainingConfig};
+use burn_sad::sad::{BackwardStrategy, SitesFormat};
 use clap::Args;
 
 /// `sad fit` options. Every key of `training_config.json` can be overridden with the reference
@@ -64,6 +64,11 @@ pub struct FitArgs {
     /// Output directory, created if missing; checked for writing before training.
     #[arg(long, default_value = "results")]
     pub out_dir: PathBuf,
+    /// The sites file's format: `text` (`<name>_sites.txt`, the reference trainer's, about 115
+    /// bytes a site) or `packed` (`<name>_sites.sadp`, 16 bytes a site: the size the bpp
+    /// budget counts, with the values quantised).
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
     /// Weight w of an SSIM term: loss = SSE + w·W·H·(1 − SSIM), exact 11×11 Gaussian SSIM.
     #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
     pub ssim_weight: f32,
@@ -91,6 +96,24 @@ pub struct FitArgs {
     // The flags that set one key of the config each.
     #[command(flatten)]
     pub keys: ConfigFlags,
+}
+
+/// `--format`'s values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// The reference trainer's text.
+    Text,
+    /// The binary packed file.
+    Packed,
+}
+
+impl From<Format> for SitesFormat {
+    fn from(format: Format) -> Self {
+        match format {
+            Format::Text => SitesFormat::Text,
+            Format::Packed => SitesFormat::Packed,
+        }
+    }
 }
 
 /// Declares each flag that overrides a `training_config.json` key once: its help, its clap

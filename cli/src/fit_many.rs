@@ -42,6 +42,7 @@ pub fn fit_many_command(
         force: args.force,
         results_stem,
         jobs: usize::from(args.jobs),
+        format: args.format.into(),
     };
     let shard = args.shard.map_or(String::new(), |s| {
         format!(" | shard {}/{}", s.index, s.count)

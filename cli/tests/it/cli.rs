@@ -249,6 +249,13 @@ fn fit_writes_the_image_and_sites_and_prints_psnr_last() {
     assert!(last_logged.contains("| Active: 128 |"), "{stdout}");
     // 64×64 at 4 bpp: 128 sites, which the summary and the file agree on.
     assert!(stdout.contains("Sites: 128 | bpp: 4.0000"), "{stdout}");
+    let text_bytes = std::fs::metadata(dir.join("astro64_sites.txt"))
+        .unwrap()
+        .len();
+    assert!(
+        stdout.contains(&format!("Sites file: {text_bytes} bytes, ")),
+        "{stdout}"
+    );
     assert!(stdout.contains("SSIM: 0."), "{stdout}");
     assert!(stdout.contains("Training time: "), "{stdout}");
     let table = burn_sad::sad::read_sites(dir.join("astro64_sites.txt")).expect("sites file");
@@ -278,7 +285,8 @@ fn fit_writes_the_image_and_sites_and_prints_psnr_last() {
         (again - psnr).abs() < 1.0,
         "fit {psnr} dB, render {again} dB"
     );
-    // The reference's round-by-round slot order places every site too (no prune in 5 steps).
+    // The reference's round-by-round slot order places every site too (no prune in 5 steps);
+    // this run writes the packed format.
     let rounds = sad(&[
         "fit",
         &image,
@@ -290,12 +298,25 @@ fn fit_writes_the_image_and_sites_and_prints_psnr_last() {
         "4",
         "--init-order",
         "rounds",
+        "--format",
+        "packed",
         "--out-dir",
         dir.join("rounds").to_str().unwrap(),
     ]);
     let stdout = String::from_utf8_lossy(&rounds.stdout);
     assert!(rounds.status.success(), "{stdout}");
     assert!(stdout.contains("Sites: 200 | "), "{stdout}");
+    // 200 sites of 16 bytes after the 64-byte header, on 64 × 64 pixels.
+    let packed = dir.join("rounds/astro64_sites.sadp");
+    let bytes = std::fs::read(&packed).expect("the packed sites file");
+    assert_eq!(bytes.len(), 64 + 16 * 200);
+    assert!(
+        stdout.contains("Sites file: 3264 bytes, 6.3750 bpp on disk"),
+        "{stdout}"
+    );
+    let table = burn_sad::sad::read_sites(&packed).expect("reads back");
+    assert_eq!((table.width, table.height, table.active()), (64, 64, 200));
+    assert!(!dir.join("rounds/astro64_sites.txt").exists());
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -83,7 +83,7 @@ pub fn collect_images(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, DatasetError> 
     Ok(images)
 }
 
-/// The name an image's outputs take: `<stem>.png` and `<stem>_sites.txt`.
+/// The name an image's outputs take: `<stem>.png` and `<stem>_sites.txt` (or `.sadp`).
 pub fn output_stem(image: &Path) -> Result<String, DatasetError> {
     image
         .file_stem()

@@ -1,5 +1,5 @@
 //! Fitting a whole data set: the images of folders, globs and lists fitted on one device,
-//! several at a time if asked, each writing `<stem>.png` and `<stem>_sites.txt` as a single fit does, with a
+//! several at a time if asked, each writing `<stem>.png` and `<stem>_sites.txt` (or `.sadp`) as a single fit does, with a
 //! results table ([`ResultsTable`]) rewritten atomically after every image.
 //!
 //! A rerun skips every image whose row says it finished and whose two outputs exist (unless
@@ -12,6 +12,7 @@
 //! use burn::tensor::{Device, Distribution, Tensor};
 //! use burn_sad::image::{MAX_SIDE, save_png};
 //! use burn_sad::sad::dataset::{DatasetOptions, collect_images, fit_many};
+//! use burn_sad::sad::SitesFormat;
 //! use burn_sad::sad::fit::{FitOptions, TrainingConfig};
 //!
 //! let device = Device::default();
@@ -39,6 +40,7 @@
 //!     force: false,
 //!     results_stem: "results".into(),
 //!     jobs: 1,
+//!     format: SitesFormat::Text,
 //! };
 //! std::fs::create_dir_all(&options.out_dir)?;
 //! let images = collect_images(&[dir.join("photos")])?;
@@ -66,6 +68,7 @@ pub use inputs::{IMAGE_EXTENSIONS, Shard, collect_images, output_stem, row_name}
 pub use results::{CSV_HEADER, ResultRow, ResultsTable};
 pub use summary::Summary;
 
+use super::SitesFormat;
 use super::fit::{FitOptions, FitProgress};
 use crate::image::{ImageFile, check_writable_dir};
 use worker::{Shared, Worker, locked};
@@ -140,6 +143,8 @@ pub struct DatasetOptions {
     /// small images leave most of it idle one at a time. Their fits launch op by op (see
     /// [`FitOptions::replay`]) where more than one runs in the process.
     pub jobs: usize,
+    /// The sites files' format (`<stem>_sites.txt` or `<stem>_sites.sadp`).
+    pub format: SitesFormat,
 }
 
 impl DatasetOptions {

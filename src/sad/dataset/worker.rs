@@ -13,7 +13,6 @@ use super::{
 };
 use crate::image::{ImageFile, encode_png, write_all_atomically};
 use crate::sad::fit::{FitOptions, TargetImage, Trainer};
-use crate::sad::sites_to_string;
 
 /// The state the workers of [`fit_many`](super::fit_many) share.
 pub(super) struct Shared {
@@ -57,7 +56,10 @@ impl Worker<'_> {
             let outputs = match output_stem(image) {
                 Ok(stem) => Outputs {
                     png: self.options.out_dir.join(format!("{stem}.png")),
-                    sites: self.options.out_dir.join(format!("{stem}_sites.txt")),
+                    sites: self
+                        .options
+                        .out_dir
+                        .join(self.options.format.file_name(&stem)),
                 },
                 Err(error) => {
                     self.record(self.failed_row(&name, error), on_event);
@@ -167,8 +169,10 @@ fn fit_one(
     trainer.warm_up();
     let result = trainer.run(|progress| on_event(DatasetEvent::Progress { name, progress }));
     let png = encode_png(result.image.clone().unsqueeze::<4>()).map_err(|e| e.to_string())?;
-    let sites = sites_to_string(&result.sites);
-    write_all_atomically(&[(&outputs.png, &png), (&outputs.sites, sites.as_bytes())])
+    let sites = (worker.options.format)
+        .to_bytes(&result.sites)
+        .map_err(|error| error.to_string())?;
+    write_all_atomically(&[(&outputs.png, &png), (&outputs.sites, &sites)])
         .map_err(|error| format!("writing {}: {error}", outputs.png.display()))?;
     Ok(ResultRow {
         name: name.to_owned(),
