@@ -2,6 +2,7 @@
 
 mod checks;
 mod clock;
+mod convert;
 mod fit;
 mod fit_args;
 mod fit_checks;
@@ -21,6 +22,7 @@ use burn_sad::device::{DeviceChoice, select_device};
 use burn_sad::kernel_cache::{KernelCache, enable_kernel_cache};
 use clap::{Parser, Subcommand};
 
+use convert::ConvertArgs;
 use fit_args::FitArgs;
 use render::RenderArgs;
 use results::ResultsArgs;
@@ -42,18 +44,22 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Fit an image with SAD (the reference trainer's recipe); writes `OUT_DIR/<name>.png` and
-    /// `OUT_DIR/<name>_sites.txt`. Several images, folders or globs: a data set, with
+    /// `OUT_DIR/<name>_sites.txt` (or `.sadp` with `--format packed`). Several images, folders or globs: a data set, with
     /// `OUT_DIR/results.csv`.
     Fit(Box<FitArgs>),
     /// Print the SSIM of two images of the same size (RGB, values / 255; at most 16 384 pixels
     /// on a side).
     Ssim(SsimArgs),
-    /// Render a `*_sites.txt` file (the reference trainer's format) to a PNG.
+    /// Render a sites file (`*_sites.txt`, the reference trainer's format, or a packed
+    /// `*_sites.sadp`) to a PNG.
     Render(RenderArgs),
+    /// Convert a sites file between the text format and the 16-byte packed format, chosen by
+    /// the output's extension (`.txt` or `.sadp`); needs no device.
+    Convert(ConvertArgs),
     /// Merge the results tables of data-set fits (e.g. the shards of an array job) and print
     /// their summary; needs no device.
     Results(ResultsArgs),
-    /// Show a `*_sites.txt` file in the browser viewer: serves the page on loopback and prints
+    /// Show a sites file (text or packed) in the browser viewer: serves the page on loopback and prints
     /// its address. The page renders with the library's own kernels on WebGPU, with pan and
     /// zoom, the debug views, a comparison with a target image and PNG export.
     View(ViewArgs),
@@ -104,6 +110,7 @@ fn run(cli: Cli) -> Result<()> {
     let device = cli.device;
     match cli.command {
         Command::Results(args) => results::results_command(args),
+        Command::Convert(args) => convert::convert_command(args),
         Command::View(args) => view::view_command(args),
         // `--devices` names every device the fit uses: the default one is not started too.
         Command::Fit(args) => match args.devices.clone() {

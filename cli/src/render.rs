@@ -1,4 +1,4 @@
-//! `sad render`: a sites file to a PNG, as the reference's render-only mode.
+//! `sad render`: a sites file (text or packed) to a PNG, as the reference's render-only mode.
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -8,8 +8,8 @@ use burn::tensor::Device;
 use burn_sad::device::memory_on_host;
 use burn_sad::image::{load_rgb, save_png};
 use burn_sad::sad::{
-    MAX_PASSES, RenderOnlyOptions, SiteTable, SiteView, SitesFileError, psnr, read_sites,
-    render_sites_with_progress, render_view,
+    MAX_PASSES, RenderOnlyOptions, SiteTable, SiteView, SitesFileError, SitesFormat, psnr,
+    quantise_sites, read_sites_with_format, render_sites_with_progress, render_view,
 };
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -58,6 +58,11 @@ pub struct RenderArgs {
     /// (zoom 1 unless --zoom). Default: the file's centre.
     #[arg(long, value_parser = parse_point, allow_negative_numbers = true)]
     centre: Option<(f32, f32)>,
+    /// Render the sites as the 16-byte packed record holds them (`sad fit --format packed`):
+    /// each value quantised with the file's ranges, then rendered. A packed file is rendered as
+    /// it is either way.
+    #[arg(long)]
+    packed: bool,
 }
 
 /// `X,Y` as two numbers.
@@ -110,39 +115,44 @@ pub fn render_command(args: RenderArgs, device: &Device, description: &str) -> R
     };
     eprintln!("device: {description}");
     let device_on_host = memory_on_host(device);
-    render(
-        &args.sites,
-        &args.out,
-        args.target.as_deref(),
-        &options,
-        args.view.into(),
-        device,
-        device_on_host,
-    )
+    render(&args, &options, device, device_on_host)
 }
 
-/// Reads a sites file; the error names the file once (a read error already names it).
+/// Reads a sites file, text or packed; the error names the file once (a read error already
+/// names it).
 pub fn read_sites_file(path: &Path) -> Result<SiteTable> {
-    read_sites(path).map_err(|error| match error {
+    Ok(read_sites_file_with_format(path)?.0)
+}
+
+/// [`read_sites_file`], and the file's format.
+pub fn read_sites_file_with_format(path: &Path) -> Result<(SiteTable, SitesFormat)> {
+    read_sites_with_format(path).map_err(|error| with_path(error, path))
+}
+
+/// `error` with the file's name in front, unless it names it already (a read error does).
+pub fn with_path(error: SitesFileError, path: &Path) -> anyhow::Error {
+    match error {
         SitesFileError::Io(_) => anyhow::Error::new(error),
         other => anyhow::Error::new(other).context(path.display().to_string()),
-    })
+    }
 }
 
 /// Pixels from which a render shows a progress bar (on a terminal).
 const LONG_RENDER_PIXELS: usize = 1 << 22;
 
 fn render(
-    sites: &Path,
-    out: &Path,
-    target: Option<&Path>,
+    args: &RenderArgs,
     options: &RenderOnlyOptions,
-    view: SiteView,
     device: &Device,
     device_on_host: bool,
 ) -> Result<()> {
+    let (sites, out, target) = (&args.sites, &args.out, args.target.as_deref());
+    let view = SiteView::from(args.view);
     checks::check_png_output(out, sites)?;
-    let table = read_sites_file(sites)?;
+    let (mut table, format) = read_sites_file_with_format(sites)?;
+    if args.packed && format == SitesFormat::Text {
+        table = quantise_sites(&table).map_err(|error| with_path(error, sites))?;
+    }
     let (width, height) = options.size_for(&table)?;
     // The target is the file's photo: a PSNR against it means something for the file's own view
     // only, not for a zoomed or moved one.

@@ -8,6 +8,7 @@ mod cli;
 mod cli_dataset;
 mod cli_edges;
 mod cli_messages;
+mod cli_packed;
 mod cli_views;
 #[cfg(feature = "wgpu")]
 mod viewer;
