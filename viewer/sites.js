@@ -1,5 +1,5 @@
 // Sites files and views on the host: parsing the reference's `*_sites.txt` format (as the
-// library's `parse_sites`), the view transform (as `ViewTransform::zoomed`) and the Hilbert
+// library's `parse_sites`) and the packed `*_sites.sadp` (as `PackedSites`), the view transform (as `ViewTransform::zoomed`) and the Hilbert
 // order the propagation probes (as `HilbertOrder::of_view`). No kernel is written here: the
 // page runs the library's kernels, compiled to WGSL (kernels.json).
 
@@ -85,6 +85,104 @@ export function parseSites(text) {
 }
 
 const f = Math.fround;
+
+/** The packed file's magic, header and record sizes (the library's `PackedSites`). */
+const PACKED_MAGIC = 'SADP';
+const PACKED_HEADER = 64;
+const PACKED_SITE = 16;
+/** Header order of the ranged fields: log τ, radius, r, g, b, as memory columns. */
+const PACKED_RANGED = [[2, 'log_tau'], [3, 'radius'], [4, 'color_r'], [5, 'color_g'], [6, 'color_b']];
+
+/** Whether `bytes` (a Uint8Array) start with the packed file's magic. */
+export function isPacked(bytes) {
+  return bytes.length >= 4 && String.fromCharCode(...bytes.subarray(0, 4)) === PACKED_MAGIC;
+}
+
+/** An IEEE half's value. */
+function halfToFloat(bits) {
+  const sign = bits & 0x8000 ? -1 : 1;
+  const exponent = (bits >> 10) & 0x1f;
+  const mantissa = bits & 0x3ff;
+  if (exponent === 0) return sign * mantissa * 2 ** -24;
+  if (exponent === 31) return mantissa ? NaN : sign * Infinity;
+  return sign * (1 + mantissa / 1024) * 2 ** (exponent - 15);
+}
+
+/** min + q · (1 / levels) · scale, in f32 steps as the library decodes. */
+function fromUnorm(q, [min, scale], levels) {
+  return f(min + f(f(q * f(1 / levels)) * Math.max(scale, 0)));
+}
+
+/**
+ * Parses a packed sites file (`*_sites.sadp`, the library's `PackedSites::parse` and `unpack`):
+ * the same { width, height, count, live, sites } as parseSites, or an Error in one line.
+ */
+export function parsePacked(bytes) {
+  const fail = (reason) => { throw new Error(`packed sites file: ${reason}`); };
+  if (bytes.length < PACKED_HEADER) fail(`${bytes.length} bytes is shorter than the ${PACKED_HEADER}-byte header`);
+  if (!isPacked(bytes)) fail('the file does not start with `SADP`');
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const word = (at) => view.getUint32(at, true);
+  if (word(4) !== 1) fail(`format version ${word(4)}; this page reads version 1`);
+  const [width, height, count] = [word(8), word(12), word(16)];
+  if (!(width >= 1 && width <= 65535 && height >= 1 && height <= 65535)) {
+    fail(`image size ${width}×${height} is not between 1 and 65535 on a side`);
+  }
+  const body = bytes.length - PACKED_HEADER;
+  if (body !== count * PACKED_SITE) {
+    fail(`the header declares ${count} sites (${count * PACKED_SITE} bytes) but ${body} bytes follow it; is it truncated?`);
+  }
+  const ranges = PACKED_RANGED.map(([column, name], i) => {
+    const [min, scale] = [view.getFloat32(20 + 8 * i, true), view.getFloat32(24 + 8 * i, true)];
+    const max = f(min + scale);
+    if (!(Number.isFinite(min) && Number.isFinite(scale) && Number.isFinite(max)) || scale < 0) {
+      fail(`the ${name} range (min ${min}, scale ${scale}) is not a finite, non-negative span`);
+    }
+    const limit = COLUMN_LIMITS[FILE_COLUMN[column]];
+    if (Math.abs(min) > limit || Math.abs(max) > limit) fail(`the ${name} range [${min}, ${max}] is outside ±${limit}`);
+    if (column === 3 && min < 0) fail(`the radius range starts below 0 (${min})`);
+    return [min, scale];
+  });
+  if (word(60) !== 0) fail('the reserved header word is not 0');
+  if (count === 0) throw new Error('the file holds no sites');
+  const sites = new Float32Array(count * SITE_PARAMS);
+  let live = 0;
+  for (let i = 0; i < count; i++) {
+    const at = PACKED_HEADER + i * PACKED_SITE;
+    const [w0, w1, w2, w3] = [word(at), word(at + 4), word(at + 8), word(at + 12)];
+    if (w0 >>> 31) fail(`site ${i + 1}: reserved bit 31 is set`);
+    const logAniso = halfToFloat(w3 >>> 16);
+    if (!Number.isFinite(logAniso) || Math.abs(logAniso) > 80) fail(`site ${i + 1}: log_anisotropy ${logAniso} is outside ±80`);
+    const s = sites.subarray(i * SITE_PARAMS, (i + 1) * SITE_PARAMS);
+    if (w0 & (1 << 30)) {
+      s.set([-1, -1, 0, 0, 0, 0, 0, 1, 0, 0]);
+      continue;
+    }
+    live++;
+    const angle = (w3 & 0xffff) * Math.PI / 65536;
+    s.set([
+      fromUnorm(w0 & 0x7fff, [0, width - 1], 32767),
+      fromUnorm((w0 >>> 15) & 0x7fff, [0, height - 1], 32767),
+      fromUnorm(w2 & 0xffff, ranges[0], 65535),
+      fromUnorm(w2 >>> 16, ranges[1], 65535),
+      fromUnorm(w1 & 0x7ff, ranges[2], 2047),
+      fromUnorm((w1 >>> 11) & 0x7ff, ranges[3], 2047),
+      fromUnorm(w1 >>> 22, ranges[4], 1023),
+      Math.cos(angle),
+      Math.sin(angle),
+      logAniso,
+    ]);
+  }
+  if (live === 0) throw new Error(`all ${count} sites are inactive (position x < 0); nothing would render`);
+  return { width, height, count, live, sites };
+}
+
+/** Parses a sites file's bytes (an ArrayBuffer): packed when they start with `SADP`, else text. */
+export function parseSitesBytes(buffer) {
+  const bytes = new Uint8Array(buffer);
+  if (isPacked(bytes)) return parsePacked(bytes);
+  return parseSites(new TextDecoder().decode(bytes));
+}
 
 /**
  * The view of a file of size `file` [w, h] on an output of size `output` [w, h] at `zoom`, with

@@ -9,7 +9,7 @@
 // render, `error` or `no-webgpu` otherwise, with the reason in `#message`.
 
 import { Gpu, NoWebGpu, renderView, uploadSites } from './gpu.js';
-import { MAX_ZOOM, filePoint, parseSites, zoomedView } from './sites.js';
+import { MAX_ZOOM, filePoint, parseSitesBytes, zoomedView } from './sites.js';
 
 const $ = (id) => document.getElementById(id);
 const canvas = $('view');
@@ -182,8 +182,8 @@ async function comparePsnr() {
   document.body.dataset.psnr = psnr.toFixed(4);
 }
 
-async function loadSites(text, name) {
-  const parsed = parseSites(text);
+async function loadSites(bytes, name) {
+  const parsed = parseSitesBytes(bytes);
   if (state.sitesTensor) state.sitesTensor.buffer.destroy();
   state.parsed = parsed;
   state.name = name;
@@ -228,14 +228,14 @@ function setupControls() {
     canvas.toBlob((blob) => {
       const link = document.createElement('a');
       link.href = URL.createObjectURL(blob);
-      link.download = `${state.name.replace(/\.txt$/, '') || 'sad'}_${state.mode}.png`;
+      link.download = `${state.name.replace(/\.(txt|sadp)$/, '') || 'sad'}_${state.mode}.png`;
       link.click();
       URL.revokeObjectURL(link.href);
     }, 'image/png');
   });
   const openFile = async (file) => {
     try {
-      if (file.name.endsWith('.txt')) await loadSites(await file.text(), file.name);
+      if (/\.(txt|sadp)$/.test(file.name)) await loadSites(await file.arrayBuffer(), file.name);
       else await loadTarget(file);
     } catch (error) {
       setState('error', `${file.name}: ${error.message ?? error}`);
@@ -291,10 +291,10 @@ async function main() {
     if (target) await loadTarget(await (await fetchChecked(target)).blob());
     const sites = query.get('sites');
     if (sites) {
-      await loadSites(await (await fetchChecked(sites)).text(), sites.split('/').pop());
+      await loadSites(await (await fetchChecked(sites)).arrayBuffer(), sites.split('/').pop());
     } else {
       setState('empty', '');
-      status('Open a *_sites.txt file (the button, or drop it on the page).');
+      status('Open a *_sites.txt or *_sites.sadp file (the button, or drop it on the page).');
     }
   } catch (error) {
     setState('error', String(error.message ?? error));

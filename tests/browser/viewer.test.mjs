@@ -2,7 +2,8 @@
 // and its photo, the page renders it with the library's kernels compiled to WGSL, and each
 // canvas is compared with `sad render` of the same file, view and size: the plain render, a
 // zoomed view, two debug views and the dots. Also: the page's PSNR against the target equals
-// the CLI's, the view outside the image's extent is dimmed, side by side fits the window at
+// the CLI's, a packed sites file renders as `sad render` renders it, the view outside the
+// image's extent is dimmed, side by side fits the window at
 // 1400 and 700 px, a missing file and a browser without WebGPU get their messages, and a
 // screenshot of the page goes to $SCREENSHOT (the README's).
 //
@@ -54,9 +55,9 @@ function run(args) {
   return result.stdout;
 }
 
-/** Starts `sad view` on a free port; resolves to [process, the page's address]. */
-function serve() {
-  const server = spawn(sad, ['view', sites, '--target', photo, '--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+/** Starts `sad view` of `file` on a free port; resolves to [process, the page's address]. */
+function serve(file = sites) {
+  const server = spawn(sad, ['view', file, '--target', photo, '--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     let out = '';
     server.stdout.on('data', (chunk) => {
@@ -205,6 +206,23 @@ try {
       && renderWidth > width / 2 - 10 && renderHeight > 0,
       `side by side at ${width} px: render ${renderWidth} px and target ${targetWidth} px wide, right edge at ${targetRight}`);
     await page.close();
+  }
+
+  // A packed file (`*_sites.sadp`): the page decodes the 16-byte records as the library does.
+  {
+    const packed = path.join(root, 'tests/data/sad/cat160x96_sites.sadp');
+    const want = path.join(scratch, 'packed.png');
+    run(['render', packed, '-o', want]);
+    const [packedServer, packedAddress] = await serve(packed);
+    try {
+      const page = await open(browser, `${new URL(packedAddress).origin}/?sites=sites.txt&width=160&height=96`);
+      const state = await page.evaluate(() => document.body.dataset.state);
+      const db = psnr(decode(await canvasPng(page)), decode(fs.readFileSync(want)));
+      check(state === 'rendered' && db >= MIN_PSNR, `a packed file: ${db.toFixed(2)} dB against sad render of it (${state})`);
+      await page.close();
+    } finally {
+      packedServer.kill();
+    }
   }
 
   const missing = await open(browser, `${origin}/?sites=nothing_sites.txt`);
