@@ -21,7 +21,7 @@ host=$(rustc +nightly -vV | sed -n 's/^host: //p')
 cargo +nightly build --target "$host" --bin sites_parser --bin image_decoder
 corpus=$(mktemp -d)
 mkdir -p "$corpus/sites" "$corpus/images"
-cp ../tests/data/sad/*_sites.txt "$corpus/sites/"
+cp ../tests/data/sad/*_sites.txt ../tests/data/sad/*_sites.sadp "$corpus/sites/"
 cp ../tests/data/sad/*.png "$corpus/images/"
 "target/$host/debug/sites_parser" "$corpus/sites" -max_total_time=15 -max_len=65536
 "target/$host/debug/image_decoder" "$corpus/images" -max_total_time=15 -rss_limit_mb=2048

@@ -126,8 +126,15 @@ fn sites_parser_contract_holds_on_the_corpus_and_mutants() {
         b"2147483648",
         b"0x1p3",
         b"1e-45",
+        b"SADP",
+        b"\x01\x00\x00\x00",
+        b"\xff\xff\xff\xff",
+        b"\x00\x00\xc0\x7f",
+        b"\x00\x7c",
     ];
-    run(sites_parser::check, &corpus("_sites.txt"), tokens, 3000, 1);
+    let mut files = corpus("_sites.txt");
+    files.extend(corpus("_sites.sadp"));
+    run(sites_parser::check, &files, tokens, 3000, 1);
 }
 
 #[test]
