@@ -10,6 +10,7 @@
 
 import { Gpu, NoWebGpu, renderView, uploadSites } from './gpu.js';
 import { MAX_ZOOM, filePoint, parseSitesBytes, zoomedView } from './sites.js';
+import { sitesToPacked, sitesToText } from './sites_export.js';
 
 const $ = (id) => document.getElementById(id);
 const canvas = $('view');
@@ -232,6 +233,24 @@ function setupControls() {
       link.click();
       URL.revokeObjectURL(link.href);
     }, 'image/png');
+  });
+  const save = (blob, name) => {
+    const link = document.createElement('a');
+    link.href = URL.createObjectURL(blob);
+    link.download = name;
+    link.click();
+    URL.revokeObjectURL(link.href);
+  };
+  // `photo_sites.txt` exports as `photo_sites.sadp`; the server's `sites.txt` as `sad_sites.*`.
+  const stem = () => {
+    const base = (state.name ?? '').replace(/\.(txt|sadp)$/, '').replace(/_sites$/, '');
+    return base === '' || base === 'sites' ? 'sad' : base;
+  };
+  $('export-text').addEventListener('click', () => {
+    if (state.parsed) save(new Blob([sitesToText(state.parsed)], { type: 'text/plain' }), `${stem()}_sites.txt`);
+  });
+  $('export-packed').addEventListener('click', () => {
+    if (state.parsed) save(new Blob([sitesToPacked(state.parsed)], { type: 'application/octet-stream' }), `${stem()}_sites.sadp`);
   });
   const openFile = async (file) => {
     try {

@@ -40,6 +40,7 @@ pub const PAGE_FILES: &[PageFile] = &[
     page_file!("viewer.js", JS),
     page_file!("gpu.js", JS),
     page_file!("sites.js", JS),
+    page_file!("sites_export.js", JS),
 ];
 
 /// The name the page fetches the kernels' manifest by.

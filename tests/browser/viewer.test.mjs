@@ -2,7 +2,8 @@
 // and its photo, the page renders it with the library's kernels compiled to WGSL, and each
 // canvas is compared with `sad render` of the same file, view and size: the plain render, a
 // zoomed view, two debug views and the dots. Also: the page's PSNR against the target equals
-// the CLI's, a packed sites file renders as `sad render` renders it, the view outside the
+// the CLI's, a packed sites file renders as `sad render` renders it, the exported text and
+// packed files are what the CLI reads and writes, the view outside the
 // image's extent is dimmed, side by side fits the window at
 // 1400 and 700 px, a missing file and a browser without WebGPU get their messages, and a
 // screenshot of the page goes to $SCREENSHOT (the README's).
@@ -223,6 +224,29 @@ try {
     } finally {
       packedServer.kill();
     }
+  }
+
+  // Export: the page writes the text file (the same values: the same render) and the packed
+  // file (the same bytes as `sad convert`).
+  {
+    const page = await open(browser, `${origin}/?sites=sites.txt&width=160&height=96`);
+    const saved = {};
+    for (const [button, name] of [['#export-text', 'exported_sites.txt'], ['#export-packed', 'exported_sites.sadp']]) {
+      const [download] = await Promise.all([page.waitForEvent('download'), page.click(button)]);
+      saved[name] = path.join(scratch, name);
+      await download.saveAs(saved[name]);
+    }
+    const original = path.join(scratch, 'original.png');
+    const again = path.join(scratch, 'exported_text.png');
+    run(['render', sites, '-o', original]);
+    run(['render', saved['exported_sites.txt'], '-o', again]);
+    check(Buffer.compare(fs.readFileSync(original), fs.readFileSync(again)) === 0,
+      'the exported sites.txt renders as the file it came from');
+    const converted = path.join(scratch, 'converted_sites.sadp');
+    run(['convert', sites, converted]);
+    check(Buffer.compare(fs.readFileSync(converted), fs.readFileSync(saved['exported_sites.sadp'])) === 0,
+      'the exported .sadp is the bytes sad convert writes');
+    await page.close();
   }
 
   const missing = await open(browser, `${origin}/?sites=nothing_sites.txt`);
