@@ -88,29 +88,39 @@ const f = Math.fround;
 
 /** The packed file's magic, header and record sizes (the library's `PackedSites`). */
 const PACKED_MAGIC = 'SADP';
-const PACKED_HEADER = 64;
+const PACKED_HEADER = 80;
 const PACKED_SITE = 16;
-/** Header order of the ranged fields: log τ, radius, r, g, b, as memory columns. */
-const PACKED_RANGED = [[2, 'log_tau'], [3, 'radius'], [4, 'color_r'], [5, 'color_g'], [6, 'color_b']];
+/** The record's fields (first bit, width) of the 128 bits, as the library's `packed.rs`. */
+export const PACKED_FIELDS = {
+  x: [0, 17], y: [17, 17], r: [34, 10], g: [44, 10], b: [54, 10], logTau: [64, 15],
+  radius: [79, 16], angle: [95, 16], logAniso: [111, 16], inactive: [127, 1],
+};
+/** Header order of the ranged fields: memory column, name, record field. */
+export const PACKED_RANGED = [[2, 'log_tau', 'logTau'], [3, 'radius', 'radius'],
+  [4, 'color_r', 'r'], [5, 'color_g', 'g'], [6, 'color_b', 'b'], [9, 'log_anisotropy', 'logAniso']];
+
+/** The largest value of a field of the record. */
+export function levels(field) {
+  return 2 ** PACKED_FIELDS[field][1] - 1;
+}
 
 /** Whether `bytes` (a Uint8Array) start with the packed file's magic. */
 export function isPacked(bytes) {
   return bytes.length >= 4 && String.fromCharCode(...bytes.subarray(0, 4)) === PACKED_MAGIC;
 }
 
-/** An IEEE half's value. */
-function halfToFloat(bits) {
-  const sign = bits & 0x8000 ? -1 : 1;
-  const exponent = (bits >> 10) & 0x1f;
-  const mantissa = bits & 0x3ff;
-  if (exponent === 0) return sign * mantissa * 2 ** -24;
-  if (exponent === 31) return mantissa ? NaN : sign * Infinity;
-  return sign * (1 + mantissa / 1024) * 2 ** (exponent - 15);
+/** The value of `field` in a record's four words (bit k: bit k % 32 of word k / 32). */
+function getBits(words, field) {
+  const [first, width] = PACKED_FIELDS[field];
+  const w = first >>> 5, b = first & 31;
+  let value = words[w] >>> b;
+  if (b + width > 32) value |= words[w + 1] << (32 - b);
+  return (value & ((1 << width) - 1)) >>> 0;
 }
 
 /** min + q · (1 / levels) · scale, in f32 steps as the library decodes. */
-function fromUnorm(q, [min, scale], levels) {
-  return f(min + f(f(q * f(1 / levels)) * Math.max(scale, 0)));
+function fromUnorm(q, [min, scale], top) {
+  return f(min + f(f(q * f(1 / top)) * Math.max(scale, 0)));
 }
 
 /**
@@ -132,45 +142,45 @@ export function parsePacked(bytes) {
   if (body !== count * PACKED_SITE) {
     fail(`the header declares ${count} sites (${count * PACKED_SITE} bytes) but ${body} bytes follow it; is it truncated?`);
   }
-  const ranges = PACKED_RANGED.map(([column, name], i) => {
+  const ranges = {};
+  PACKED_RANGED.forEach(([column, name, field], i) => {
     const [min, scale] = [view.getFloat32(20 + 8 * i, true), view.getFloat32(24 + 8 * i, true)];
-    const max = f(min + scale);
+    // The largest value a record decodes to.
+    const max = fromUnorm(levels(field), [min, scale], levels(field));
     if (!(Number.isFinite(min) && Number.isFinite(scale) && Number.isFinite(max)) || scale < 0) {
       fail(`the ${name} range (min ${min}, scale ${scale}) is not a finite, non-negative span`);
     }
     const limit = COLUMN_LIMITS[FILE_COLUMN[column]];
     if (Math.abs(min) > limit || Math.abs(max) > limit) fail(`the ${name} range [${min}, ${max}] is outside ±${limit}`);
     if (column === 3 && min < 0) fail(`the radius range starts below 0 (${min})`);
-    return [min, scale];
+    ranges[field] = [min, scale];
   });
-  if (word(60) !== 0) fail('the reserved header word is not 0');
+  if (bytes.subarray(68, PACKED_HEADER).some((b) => b !== 0)) fail('the reserved header bytes 68–79 are not 0');
   if (count === 0) throw new Error('the file holds no sites');
   const sites = new Float32Array(count * SITE_PARAMS);
+  const words = new Uint32Array(4);
   let live = 0;
   for (let i = 0; i < count; i++) {
-    const at = PACKED_HEADER + i * PACKED_SITE;
-    const [w0, w1, w2, w3] = [word(at), word(at + 4), word(at + 8), word(at + 12)];
-    if (w0 >>> 31) fail(`site ${i + 1}: reserved bit 31 is set`);
-    const logAniso = halfToFloat(w3 >>> 16);
-    if (!Number.isFinite(logAniso) || Math.abs(logAniso) > 80) fail(`site ${i + 1}: log_anisotropy ${logAniso} is outside ±80`);
+    for (let w = 0; w < 4; w++) words[w] = word(PACKED_HEADER + i * PACKED_SITE + 4 * w);
     const s = sites.subarray(i * SITE_PARAMS, (i + 1) * SITE_PARAMS);
-    if (w0 & (1 << 30)) {
+    if (getBits(words, 'inactive')) {
       s.set([-1, -1, 0, 0, 0, 0, 0, 1, 0, 0]);
       continue;
     }
     live++;
-    const angle = (w3 & 0xffff) * Math.PI / 65536;
+    const ranged = (field) => fromUnorm(getBits(words, field), ranges[field], levels(field));
+    const angle = getBits(words, 'angle') * Math.PI / 65536;
     s.set([
-      fromUnorm(w0 & 0x7fff, [0, width - 1], 32767),
-      fromUnorm((w0 >>> 15) & 0x7fff, [0, height - 1], 32767),
-      fromUnorm(w2 & 0xffff, ranges[0], 65535),
-      fromUnorm(w2 >>> 16, ranges[1], 65535),
-      fromUnorm(w1 & 0x7ff, ranges[2], 2047),
-      fromUnorm((w1 >>> 11) & 0x7ff, ranges[3], 2047),
-      fromUnorm(w1 >>> 22, ranges[4], 1023),
+      fromUnorm(getBits(words, 'x'), [0, width - 1], levels('x')),
+      fromUnorm(getBits(words, 'y'), [0, height - 1], levels('y')),
+      ranged('logTau'),
+      ranged('radius'),
+      ranged('r'),
+      ranged('g'),
+      ranged('b'),
       Math.cos(angle),
       Math.sin(angle),
-      logAniso,
+      ranged('logAniso'),
     ]);
   }
   if (live === 0) throw new Error(`all ${count} sites are inactive (position x < 0); nothing would render`);

@@ -2,7 +2,7 @@
 // numbers as C's %.9g) and the packed `*_sites.sadp` (as `PackedSites::pack` and `to_bytes`).
 // Both take what parseSites / parsePacked return and write its active sites.
 
-import { SITE_PARAMS } from './sites.js';
+import { PACKED_FIELDS, PACKED_RANGED, SITE_PARAMS, levels, parsePacked } from './sites.js';
 
 const f = Math.fround;
 /** The text header's first line (the library's HEADER). */
@@ -42,23 +42,12 @@ export function sitesToText(parsed) {
   return `${lines.join('\n')}\n`;
 }
 
-/** An f32's IEEE half bits, rounded to nearest even (the library's f16_bits). */
-function halfBits(value) {
-  const bits = new Uint32Array(new Float32Array([value]).buffer)[0];
-  const sign = (bits >>> 16) & 0x8000;
-  const magnitude = bits & 0x7fffffff;
-  let half;
-  if (magnitude > 0x7f800000) half = 0x7e00;
-  else if (magnitude >= 0x477ff000) half = 0x7c00;
-  else if (magnitude >= 0x38800000) {
-    const rounded = magnitude + 0x0fff + ((magnitude >>> 13) & 1);
-    half = (rounded >>> 13) - (112 << 10);
-  } else if (magnitude >= 0x33000000) {
-    const mantissa = (magnitude & 0x007fffff) | 0x00800000;
-    const shift = 126 - (magnitude >>> 23);
-    half = (mantissa + (1 << (shift - 1)) - 1 + ((mantissa >>> shift) & 1)) >>> shift;
-  } else half = 0;
-  return sign | half;
+/** `value` into `field` of a record's four words (the field must be clear). */
+function putBits(words, field, value) {
+  const [first, width] = PACKED_FIELDS[field];
+  const w = first >>> 5, b = first & 31;
+  words[w] |= value << b;
+  if (b + width > 32) words[w + 1] |= value >>> (32 - b);
 }
 
 /** round(clamp((value − min) / scale, 0, 1) · levels), 0 for a non-positive scale. */
@@ -82,8 +71,9 @@ function packAngle(x, y) {
 export function sitesToPacked(parsed) {
   const sites = activeSites(parsed);
   const { width, height } = parsed;
-  // min and scale = max(max − min, 1e-6) of log τ, radius, r, g, b over the active sites.
-  const ranges = [2, 3, 4, 5, 6].map((column) => {
+  // min and scale = max(max − min, 1e-6) over the active sites, in the header's order.
+  const ranges = {};
+  for (const [column, , field] of PACKED_RANGED) {
     let low = Infinity, high = -Infinity;
     for (const site of sites) {
       if (Number.isFinite(site[column])) {
@@ -91,27 +81,30 @@ export function sitesToPacked(parsed) {
         high = Math.max(high, site[column]);
       }
     }
-    return Number.isFinite(low) ? [low, Math.max(f(high - low), f(1e-6))] : [0, f(1e-6)];
-  });
-  const buffer = new ArrayBuffer(64 + 16 * sites.length);
+    ranges[field] = Number.isFinite(low) ? [low, Math.max(f(high - low), f(1e-6))] : [0, f(1e-6)];
+  }
+  const buffer = new ArrayBuffer(80 + 16 * sites.length);
   const view = new DataView(buffer);
   [0x53, 0x41, 0x44, 0x50].forEach((byte, i) => view.setUint8(i, byte));
   [1, width, height, sites.length].forEach((value, i) => view.setUint32(4 + 4 * i, value, true));
-  ranges.flat().forEach((value, i) => view.setFloat32(20 + 4 * i, value, true));
-  const position = (value, side) => {
+  PACKED_RANGED.flatMap(([, , field]) => ranges[field])
+    .forEach((value, i) => view.setFloat32(20 + 4 * i, value, true));
+  const position = (value, side, field) => {
     const max = f(side - 1);
-    return unorm(Math.min(Math.max(value, 0), max), [0, max], 32767);
+    return unorm(Math.min(Math.max(value, 0), max), [0, max], levels(field));
   };
+  const words = new Uint32Array(4);
   sites.forEach((site, i) => {
-    const at = 64 + 16 * i;
-    const logAniso = Number.isFinite(site[9]) ? site[9] : 0;
-    const words = [
-      position(site[0], width) | (position(site[1], height) << 15),
-      unorm(site[4], ranges[2], 2047) | (unorm(site[5], ranges[3], 2047) << 11) | (unorm(site[6], ranges[4], 1023) << 22),
-      unorm(site[2], ranges[0], 65535) | (unorm(site[3], ranges[1], 65535) << 16),
-      packAngle(site[7], site[8]) | (halfBits(logAniso) << 16),
-    ];
-    words.forEach((word, w) => view.setUint32(at + 4 * w, word >>> 0, true));
+    words.fill(0);
+    putBits(words, 'x', position(site[0], width, 'x'));
+    putBits(words, 'y', position(site[1], height, 'y'));
+    for (const [column, , field] of PACKED_RANGED) {
+      putBits(words, field, unorm(site[column], ranges[field], levels(field)));
+    }
+    putBits(words, 'angle', packAngle(site[7], site[8]));
+    words.forEach((word, w) => view.setUint32(80 + 16 * i + 4 * w, word, true));
   });
+  // What this writes must read back (a range that decodes past a column's limit would not).
+  parsePacked(new Uint8Array(buffer));
   return buffer;
 }

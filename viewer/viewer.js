@@ -250,7 +250,12 @@ function setupControls() {
     if (state.parsed) save(new Blob([sitesToText(state.parsed)], { type: 'text/plain' }), `${stem()}_sites.txt`);
   });
   $('export-packed').addEventListener('click', () => {
-    if (state.parsed) save(new Blob([sitesToPacked(state.parsed)], { type: 'application/octet-stream' }), `${stem()}_sites.sadp`);
+    if (!state.parsed) return;
+    try {
+      save(new Blob([sitesToPacked(state.parsed)], { type: 'application/octet-stream' }), `${stem()}_sites.sadp`);
+    } catch (error) {
+      status(`Export .sadp: ${error.message ?? error}`);
+    }
   });
   const openFile = async (file) => {
     try {

@@ -157,7 +157,7 @@ pub enum SitesFormat {
     /// The reference trainer's text (`*_sites.txt`), about 115 bytes a site.
     #[default]
     Text,
-    /// The binary packed file (`*_sites.sadp`): 16 bytes a site after a 64-byte header, with
+    /// The binary packed file (`*_sites.sadp`): 16 bytes a site after an 80-byte header, with
     /// the values quantised (see [`PackedSites`](super::PackedSites)).
     Packed,
 }

@@ -1,25 +1,33 @@
 //! The 16-byte packed site and the binary packed sites file (`*_sites.sadp`).
 //!
-//! A packed site is four little-endian `u32` words, the layout of the reference's Metal
-//! render-only mode (`packed_inference.swift`) but for the direction's angle:
+//! A packed site is 128 bits, stored as four little-endian `u32` words; bit *k* is bit *k* mod
+//! 32 of word *k* / 32, and a field may cross a word:
 //!
-//! | word | bits | field |
-//! |---|---|---|
-//! | 0 | 0–14, 15–29 | position x, y: unorm15 over [0, W − 1] and [0, H − 1] |
-//! | 0 | 30 | 1 for an inactive slot; bit 31 is 0 |
-//! | 1 | 0–10, 11–21, 22–31 | colour r, g (unorm11), b (unorm10), each over the file's range |
-//! | 2 | 0–15, 16–31 | log τ, radius: unorm16 over the file's ranges |
-//! | 3 | 0–15 | the direction's angle θ ∈ [0, π), in steps of π / 65536 |
-//! | 3 | 16–31 | log anisotropy as an IEEE half |
+//! | bits | field |
+//! |---|---|
+//! | 0–16, 17–33 | position x, y: unorm17 over [0, W − 1] and [0, H − 1] |
+//! | 34–43, 44–53, 54–63 | colour r, g, b: unorm10 over the file's ranges |
+//! | 64–78 | log τ: unorm15 over the file's range |
+//! | 79–94 | radius: unorm16 over the file's range |
+//! | 95–110 | the direction's angle θ ∈ [0, π), in steps of π / 65536 |
+//! | 111–126 | log anisotropy: unorm16 over the file's range |
+//! | 127 | 1 for an inactive slot |
 //!
 //! A unorm*n* field stores round(clamp((v − min) / scale, 0, 1) · (2ⁿ − 1)) and reads back
 //! min + q / (2ⁿ − 1) · scale, with `min` and `scale` = max(max − min, 10⁻⁶) taken over the active
-//! sites of the file. Positions outside the image are clamped into it. The reference stores the
-//! angle over a full turn (−π, π]; the render depends on the direction only through u·uᵀ, so
-//! u and −u draw the same cell, and half a turn in the same 16 bits halves the angle's step.
-//! A direction is read back as a unit vector (training keeps it one).
+//! sites of the file. Positions outside the image are clamped into it. A direction is read back
+//! as a unit vector (training keeps it one).
 //!
-//! The file: a 64-byte header, then 16 bytes per site.
+//! The reference's Metal render-only record (`packed_inference.swift`) spends the same 128 bits
+//! as 15-bit positions, 11/11/10-bit colour, 16-bit log τ and radius, a 16-bit angle over a full
+//! turn and log anisotropy as an IEEE half. Measured field by field on 16 bpp fits
+//! (`benches/gpu/packed_fields.py`, `benches/RESULTS.md`), the positions' quantisation cost the
+//! most (0.18 dB at 3840 × 2160) and the half float next, while a colour channel needs no more
+//! than 10 bits; hence 17-bit positions and a ranged log anisotropy here. The render sees a
+//! direction only through u·uᵀ (u and −u draw the same cell), so half a turn in 16 bits has
+//! half the reference's angle step.
+//!
+//! The file: an 80-byte header, then 16 bytes per site.
 //!
 //! | bytes | field |
 //! |---|---|
@@ -27,8 +35,8 @@
 //! | 4–7 | format version, 1 |
 //! | 8–11, 12–15 | image width, height (1 to 65535) |
 //! | 16–19 | site count |
-//! | 20–59 | ten `f32`: min and scale of log τ, radius, colour r, g and b |
-//! | 60–63 | reserved, 0 |
+//! | 20–67 | twelve `f32`: min and scale of log τ, radius, colour r, g, b and log anisotropy |
+//! | 68–79 | reserved, 0 |
 //!
 //! All numbers are little-endian. Only active sites are written, as in the text format.
 
@@ -36,7 +44,6 @@ use burn_sad_kernels::sad::{COLOR, DIRECTION, LOG_ANISO, LOG_TAU, POSITION, RADI
 
 use super::error::SitesFileError;
 use super::file::{COLUMN_LIMITS, FILE_COLUMN};
-use super::reference::{f16_bits, f16_to_f32};
 use super::sites::{INACTIVE_SITE, SiteTable};
 
 /// The first four bytes of a packed sites file.
@@ -44,21 +51,31 @@ pub const PACKED_MAGIC: [u8; 4] = *b"SADP";
 /// The packed file format version this build reads and writes.
 pub const PACKED_VERSION: u32 = 1;
 /// Bytes of the packed file's header.
-pub const PACKED_HEADER_BYTES: usize = 64;
+pub const PACKED_HEADER_BYTES: usize = 80;
 /// Bytes of one packed site.
 pub const PACKED_SITE_BYTES: usize = 16;
 
 /// Largest image side a packed file describes (the render's limit).
 const MAX_SIDE: u32 = 65_535;
-/// Bit of word 0 that marks an inactive slot.
-const INACTIVE_BIT: u32 = 1 << 30;
-/// The quantised fields with a per-file range, in header order.
-const RANGED: [(usize, &str); 5] = [
-    (LOG_TAU, "log_tau"),
-    (RADIUS, "radius"),
-    (COLOR, "color_r"),
-    (COLOR + 1, "color_g"),
-    (COLOR + 2, "color_b"),
+/// The record's fields: first bit and width.
+const X: (u32, u32) = (0, 17);
+const Y: (u32, u32) = (17, 17);
+const RED: (u32, u32) = (34, 10);
+const GREEN: (u32, u32) = (44, 10);
+const BLUE: (u32, u32) = (54, 10);
+const TAU: (u32, u32) = (64, 15);
+const RAD: (u32, u32) = (79, 16);
+const ANGLE: (u32, u32) = (95, 16);
+const ANISO: (u32, u32) = (111, 16);
+const INACTIVE: (u32, u32) = (127, 1);
+/// The quantised fields with a per-file range, in header order: column, name, record field.
+const RANGED: [(usize, &str, (u32, u32)); 6] = [
+    (LOG_TAU, "log_tau", TAU),
+    (RADIUS, "radius", RAD),
+    (COLOR, "color_r", RED),
+    (COLOR + 1, "color_g", GREEN),
+    (COLOR + 2, "color_b", BLUE),
+    (LOG_ANISO, "log_anisotropy", ANISO),
 ];
 /// Smallest stored scale, as the reference's (a field with one value still reads back exactly).
 const MIN_SCALE: f32 = 1e-6;
@@ -72,31 +89,35 @@ pub struct PackedRanges {
     pub radius: [f32; 2],
     /// Colour r, g and b.
     pub colour: [[f32; 2]; 3],
+    /// log anisotropy.
+    pub log_aniso: [f32; 2],
 }
 
 impl PackedRanges {
-    /// The ranges in header order (log τ, radius, r, g, b).
-    fn in_order(&self) -> [[f32; 2]; 5] {
+    /// The ranges in header order (log τ, radius, r, g, b, log anisotropy).
+    fn in_order(&self) -> [[f32; 2]; 6] {
         [
             self.log_tau,
             self.radius,
             self.colour[0],
             self.colour[1],
             self.colour[2],
+            self.log_aniso,
         ]
     }
 
-    fn from_order(ranges: [[f32; 2]; 5]) -> Self {
+    fn from_order(ranges: [[f32; 2]; 6]) -> Self {
         Self {
             log_tau: ranges[0],
             radius: ranges[1],
             colour: [ranges[2], ranges[3], ranges[4]],
+            log_aniso: ranges[5],
         }
     }
 
     /// The ranges spanning the active sites of `sites` (an empty field gets `[0, 10⁻⁶]`).
     fn spanning(sites: &[[f32; SITE_PARAMS]]) -> Self {
-        Self::from_order(RANGED.map(|(column, _)| {
+        Self::from_order(RANGED.map(|(column, _, _)| {
             let values = sites
                 .iter()
                 .filter(|site| site[POSITION] >= 0.0)
@@ -130,10 +151,10 @@ impl PackedRanges {
 /// };
 /// let packed = PackedSites::pack(&table)?;
 /// let bytes = packed.to_bytes();
-/// assert_eq!(bytes.len(), 64 + 2 * 16);
+/// assert_eq!(bytes.len(), 80 + 2 * 16);
 /// let back = PackedSites::parse(&bytes)?.unpack();
 /// // Each value comes back within its quantisation step.
-/// assert!((back.sites[0][0] - 10.0).abs() <= 0.5 * 63.0 / 32767.0);
+/// assert!((back.sites[0][0] - 10.0).abs() <= 0.5 * 63.0 / 131071.0);
 /// # Ok::<(), burn_sad::sad::SitesFileError>(())
 /// ```
 #[derive(Clone, Debug, PartialEq)]
@@ -146,6 +167,32 @@ pub struct PackedSites {
     pub ranges: PackedRanges,
     /// Four words per site.
     pub records: Vec<[u32; 4]>,
+}
+
+/// The largest value of a field of `width` bits.
+fn levels((_, width): (u32, u32)) -> f32 {
+    ((1u32 << width) - 1) as f32
+}
+
+/// `record` with `value` in `field` (which must be clear).
+fn put(record: u128, (first, width): (u32, u32), value: u32) -> u128 {
+    debug_assert!(value < 1 << width);
+    record | u128::from(value) << first
+}
+
+/// The value of `field` in `record`.
+fn get(record: u128, (first, width): (u32, u32)) -> u32 {
+    ((record >> first) & ((1u128 << width) - 1)) as u32
+}
+
+fn to_words(record: u128) -> [u32; 4] {
+    std::array::from_fn(|w| (record >> (32 * w)) as u32)
+}
+
+fn from_words(words: &[u32; 4]) -> u128 {
+    words.iter().enumerate().fold(0, |record, (w, &word)| {
+        record | u128::from(word) << (32 * w)
+    })
 }
 
 /// round(clamp((value − min) / scale, 0, 1) · levels), 0 for a non-positive scale.
@@ -193,8 +240,9 @@ impl PackedSites {
     /// relative to it).
     ///
     /// # Errors
-    /// [`SitesFileError::Packed`] for a table without an image size, or larger than
-    /// 65535 pixels on a side; [`SitesFileError::NoActiveSites`] for one without active sites.
+    /// [`SitesFileError::Packed`] for a table without an image size, larger than 65535 pixels
+    /// on a side, or with values whose quantised range the reader would refuse (one that decodes
+    /// past a column's limit); [`SitesFileError::NoActiveSites`] for one without active sites.
     pub fn pack(table: &SiteTable) -> Result<Self, SitesFileError> {
         let (width, height) = (table.width, table.height);
         if width == 0 || height == 0 {
@@ -217,6 +265,10 @@ impl PackedSites {
             return Err(SitesFileError::NoActiveSites(table.sites.len()));
         }
         let ranges = PackedRanges::spanning(&active);
+        // What this writes must read back: the reader's checks on the ranges.
+        for (range, field) in ranges.in_order().into_iter().zip(RANGED) {
+            check_range(range, field)?;
+        }
         let records = active
             .iter()
             .map(|site| pack_site(site, width, height, &ranges))
@@ -258,7 +310,7 @@ impl PackedSites {
         for value in self.ranges.in_order().iter().flatten() {
             bytes.extend_from_slice(&value.to_le_bytes());
         }
-        bytes.extend_from_slice(&0u32.to_le_bytes());
+        bytes.resize(PACKED_HEADER_BYTES, 0);
         for record in &self.records {
             for value in record {
                 bytes.extend_from_slice(&value.to_le_bytes());
@@ -273,7 +325,7 @@ impl PackedSites {
     /// [`SitesFileError::Packed`], in one line, for a file shorter than its header or than the
     /// sites it declares (or longer), another magic or version, a size of 0 or above 65535, a
     /// non-finite or negative range or one whose values would overflow the render, a negative
-    /// radius, a set reserved bit or a non-finite log anisotropy;
+    /// radius, or reserved header bytes that are not 0 (every record is valid);
     /// [`SitesFileError::NoSites`] and [`SitesFileError::NoActiveSites`] as the text format.
     pub fn parse(bytes: &[u8]) -> Result<Self, SitesFileError> {
         if bytes.len() < PACKED_HEADER_BYTES {
@@ -305,17 +357,17 @@ impl PackedSites {
                 count as u128 * PACKED_SITE_BYTES as u128
             )));
         }
-        let mut ranges = [[0f32; 2]; 5];
+        let mut ranges = [[0f32; 2]; 6];
         for (i, range) in ranges.iter_mut().enumerate() {
             let at = 20 + 8 * i;
             *range = [
                 f32::from_bits(word(bytes, at)),
                 f32::from_bits(word(bytes, at + 4)),
             ];
-            check_range(*range, RANGED[i].0, RANGED[i].1)?;
+            check_range(*range, RANGED[i])?;
         }
-        if word(bytes, 60) != 0 {
-            return Err(bad("the reserved header word is not 0"));
+        if bytes[68..PACKED_HEADER_BYTES].iter().any(|&b| b != 0) {
+            return Err(bad("the reserved header bytes 68–79 are not 0"));
         }
         if count == 0 {
             return Err(SitesFileError::NoSites);
@@ -324,19 +376,10 @@ impl PackedSites {
             .chunks_exact(PACKED_SITE_BYTES)
             .map(|chunk| std::array::from_fn(|w| word(chunk, 4 * w)))
             .collect();
-        for (index, record) in records.iter().enumerate() {
-            if record[0] >> 31 != 0 {
-                return Err(bad(format!("site {}: reserved bit 31 is set", index + 1)));
-            }
-            let log_aniso = f16_to_f32((record[3] >> 16) as u16);
-            if !log_aniso.is_finite() || log_aniso.abs() > COLUMN_LIMITS[FILE_COLUMN[LOG_ANISO]] {
-                return Err(bad(format!(
-                    "site {}: log_anisotropy {log_aniso} is outside ±80",
-                    index + 1
-                )));
-            }
-        }
-        if records.iter().all(|record| record[0] & INACTIVE_BIT != 0) {
+        if records
+            .iter()
+            .all(|record| get(from_words(record), INACTIVE) != 0)
+        {
             return Err(SitesFileError::NoActiveSites(records.len()));
         }
         Ok(Self {
@@ -348,11 +391,15 @@ impl PackedSites {
     }
 }
 
-/// A range the decoder can use: finite, a non-negative scale, and both ends within the
-/// column's limit (a radius's low end at least 0).
-fn check_range([min, scale]: [f32; 2], column: usize, name: &str) -> Result<(), SitesFileError> {
+/// A range the decoder can use: finite, a non-negative scale, and every value it decodes to
+/// within the column's limit, as the text format's (a radius's low end at least 0).
+fn check_range(
+    [min, scale]: [f32; 2],
+    (column, name, field): (usize, &str, (u32, u32)),
+) -> Result<(), SitesFileError> {
     let limit = COLUMN_LIMITS[FILE_COLUMN[column]];
-    let max = min + scale;
+    // The largest value a record decodes to, which f32 rounding may put just past min + scale.
+    let max = from_unorm(levels(field) as u32, [min, scale], levels(field));
     if !(min.is_finite() && scale.is_finite() && max.is_finite()) || scale < 0.0 {
         return Err(bad(format!(
             "the {name} range (min {min}, scale {scale}) is not a finite, non-negative span"
@@ -375,29 +422,34 @@ fn pack_site(
     height: usize,
     ranges: &PackedRanges,
 ) -> [u32; 4] {
-    let active = site[POSITION] >= 0.0;
     let position = |value: f32, side: usize| {
         let max = (side - 1) as f32;
-        unorm(value.clamp(0.0, max), [0.0, max], 32767.0)
+        unorm(value.clamp(0.0, max), [0.0, max], levels(X))
     };
-    let mut w0 = position(site[POSITION], width) | position(site[POSITION + 1], height) << 15;
-    if !active {
-        w0 |= INACTIVE_BIT;
-    }
     let [r, g, b] = ranges.colour;
-    let w1 = unorm(site[COLOR], r, 2047.0)
-        | unorm(site[COLOR + 1], g, 2047.0) << 11
-        | unorm(site[COLOR + 2], b, 1023.0) << 22;
-    let w2 = unorm(site[LOG_TAU], ranges.log_tau, 65535.0)
-        | unorm(site[RADIUS], ranges.radius, 65535.0) << 16;
-    let log_aniso = if site[LOG_ANISO].is_finite() {
-        site[LOG_ANISO]
-    } else {
-        0.0
-    };
-    let w3 =
-        pack_angle(site[DIRECTION], site[DIRECTION + 1]) | u32::from(f16_bits(log_aniso)) << 16;
-    [w0, w1, w2, w3]
+    let mut record = put(0, X, position(site[POSITION], width));
+    record = put(record, Y, position(site[POSITION + 1], height));
+    record = put(record, RED, unorm(site[COLOR], r, levels(RED)));
+    record = put(record, GREEN, unorm(site[COLOR + 1], g, levels(GREEN)));
+    record = put(record, BLUE, unorm(site[COLOR + 2], b, levels(BLUE)));
+    record = put(
+        record,
+        TAU,
+        unorm(site[LOG_TAU], ranges.log_tau, levels(TAU)),
+    );
+    record = put(record, RAD, unorm(site[RADIUS], ranges.radius, levels(RAD)));
+    record = put(
+        record,
+        ANGLE,
+        pack_angle(site[DIRECTION], site[DIRECTION + 1]),
+    );
+    record = put(
+        record,
+        ANISO,
+        unorm(site[LOG_ANISO], ranges.log_aniso, levels(ANISO)),
+    );
+    record = put(record, INACTIVE, u32::from(site[POSITION] < 0.0));
+    to_words(record)
 }
 
 fn unpack_site(
@@ -406,24 +458,24 @@ fn unpack_site(
     height: u32,
     ranges: &PackedRanges,
 ) -> [f32; SITE_PARAMS] {
-    let [w0, w1, w2, w3] = *record;
-    if w0 & INACTIVE_BIT != 0 {
+    let record = from_words(record);
+    if get(record, INACTIVE) != 0 {
         return INACTIVE_SITE;
     }
-    let position = |q: u32, side: u32| from_unorm(q, [0.0, (side - 1) as f32], 32767.0);
-    let (ux, uy) = unpack_angle(w3 & 0xffff);
+    let field = |field, range| from_unorm(get(record, field), range, levels(field));
+    let (ux, uy) = unpack_angle(get(record, ANGLE));
     let [r, g, b] = ranges.colour;
     let mut site = [0f32; SITE_PARAMS];
-    site[POSITION] = position(w0 & 0x7fff, width);
-    site[POSITION + 1] = position(w0 >> 15 & 0x7fff, height);
-    site[LOG_TAU] = from_unorm(w2 & 0xffff, ranges.log_tau, 65535.0);
-    site[RADIUS] = from_unorm(w2 >> 16, ranges.radius, 65535.0);
-    site[COLOR] = from_unorm(w1 & 0x7ff, r, 2047.0);
-    site[COLOR + 1] = from_unorm(w1 >> 11 & 0x7ff, g, 2047.0);
-    site[COLOR + 2] = from_unorm(w1 >> 22, b, 1023.0);
+    site[POSITION] = field(X, [0.0, (width - 1) as f32]);
+    site[POSITION + 1] = field(Y, [0.0, (height - 1) as f32]);
+    site[LOG_TAU] = field(TAU, ranges.log_tau);
+    site[RADIUS] = field(RAD, ranges.radius);
+    site[COLOR] = field(RED, r);
+    site[COLOR + 1] = field(GREEN, g);
+    site[COLOR + 2] = field(BLUE, b);
     site[DIRECTION] = ux;
     site[DIRECTION + 1] = uy;
-    site[LOG_ANISO] = f16_to_f32((w3 >> 16) as u16);
+    site[LOG_ANISO] = field(ANISO, ranges.log_aniso);
     site
 }
 

@@ -39,16 +39,17 @@ fn table(count: usize, width: usize, height: usize) -> SiteTable {
 /// Half a step of each field's quantisation for `ranges` (memory order), the direction's in
 /// radians.
 fn half_steps(ranges: &PackedRanges, width: usize, height: usize) -> [f32; SITE_PARAMS] {
-    let step = |[_, scale]: [f32; 2], levels: f32| 0.5 * scale / levels + 1e-6;
+    let step = |[_, scale]: [f32; 2], field| 0.5 * scale / levels(field) + 1e-6;
     let mut steps = [0f32; SITE_PARAMS];
-    steps[POSITION] = step([0.0, (width - 1) as f32], 32767.0);
-    steps[POSITION + 1] = step([0.0, (height - 1) as f32], 32767.0);
-    steps[LOG_TAU] = step(ranges.log_tau, 65535.0);
-    steps[RADIUS] = step(ranges.radius, 65535.0);
-    steps[COLOR] = step(ranges.colour[0], 2047.0);
-    steps[COLOR + 1] = step(ranges.colour[1], 2047.0);
-    steps[COLOR + 2] = step(ranges.colour[2], 1023.0);
+    steps[POSITION] = step([0.0, (width - 1) as f32], X);
+    steps[POSITION + 1] = step([0.0, (height - 1) as f32], Y);
+    steps[LOG_TAU] = step(ranges.log_tau, TAU);
+    steps[RADIUS] = step(ranges.radius, RAD);
+    steps[COLOR] = step(ranges.colour[0], RED);
+    steps[COLOR + 1] = step(ranges.colour[1], GREEN);
+    steps[COLOR + 2] = step(ranges.colour[2], BLUE);
     steps[DIRECTION] = 0.5 * std::f32::consts::PI / 65536.0 + 1e-6;
+    steps[LOG_ANISO] = step(ranges.log_aniso, ANISO);
     steps
 }
 
@@ -65,6 +66,7 @@ fn assert_within_steps(original: &SiteTable, back: &SiteTable, ranges: &PackedRa
             COLOR,
             COLOR + 1,
             COLOR + 2,
+            LOG_ANISO,
         ] {
             // Half a step, and the f32 decode's rounding.
             let tolerance = steps[column] + 4.0 * f32::EPSILON * a[column].abs();
@@ -81,11 +83,6 @@ fn assert_within_steps(original: &SiteTable, back: &SiteTable, ranges: &PackedRa
         assert!(
             cross.abs() <= steps[DIRECTION],
             "site {i}: direction off by {cross}"
-        );
-        let half = (a[LOG_ANISO].abs() * 2f32.powi(-11)).max(2f32.powi(-25));
-        assert!(
-            (a[LOG_ANISO] - b[LOG_ANISO]).abs() <= half,
-            "site {i} log anisotropy"
         );
     }
 }
@@ -131,13 +128,13 @@ fn inactive_sites_are_left_out_and_positions_clamped_into_the_image() {
 #[test]
 fn a_record_with_the_inactive_bit_reads_as_an_inactive_slot() {
     let mut packed = PackedSites::pack(&table(2, 8, 8)).expect("packs");
-    packed.records[0][0] |= INACTIVE_BIT;
+    packed.records[0][3] |= 1 << 31;
     let back = PackedSites::parse(&packed.to_bytes())
         .expect("one active site is enough")
         .unpack();
     assert_eq!(back.sites[0], INACTIVE_SITE);
     assert_eq!(back.active(), 1);
-    packed.records[1][0] |= INACTIVE_BIT;
+    packed.records[1][3] |= 1 << 31;
     assert_eq!(
         PackedSites::parse(&packed.to_bytes()),
         Err(SitesFileError::NoActiveSites(2))
@@ -156,6 +153,18 @@ fn tables_that_cannot_be_packed_say_why() {
     };
     let error = PackedSites::pack(&too_wide).unwrap_err().to_string();
     assert!(error.contains("65535"), "{error}");
+    // log τ = 80 is the text format's limit; the packed step may decode a little past it, so
+    // the writer refuses what its reader would.
+    let mut at_limit = table(3, 8, 8);
+    at_limit.sites[0][LOG_TAU] = 80.0;
+    at_limit.sites[1][LOG_TAU] = -80.0;
+    if let Err(error) = PackedSites::pack(&at_limit) {
+        assert!(error.to_string().contains("log_tau range"), "{error}");
+    } else {
+        let bytes = PackedSites::pack(&at_limit).unwrap().to_bytes();
+        let back = parse_sites_bytes(&bytes).expect("what is written reads back");
+        parse_sites(&sites_to_string(&back)).expect("and passes the text format's limits");
+    }
 }
 
 /// The bytes of a small valid file, and `edit` applied to them.
@@ -167,7 +176,7 @@ fn edited(edit: impl FnOnce(&mut Vec<u8>)) -> Result<PackedSites, SitesFileError
     PackedSites::parse(&bytes)
 }
 
-fn put(bytes: &mut [u8], at: usize, value: u32) {
+fn put_word(bytes: &mut [u8], at: usize, value: u32) {
     bytes[at..at + 4].copy_from_slice(&value.to_le_bytes());
 }
 
@@ -178,47 +187,43 @@ type Edit = dyn FnOnce(&mut Vec<u8>);
 fn bad_packed_files_get_one_line_errors() {
     let cases: Vec<(&str, Box<Edit>)> = vec![
         (
-            "shorter than the 64-byte header",
+            "shorter than the 80-byte header",
             Box::new(|b| b.truncate(40)),
         ),
         ("does not start with `SADP`", Box::new(|b| b[0] = b'X')),
-        ("format version 2", Box::new(|b| put(b, 4, 2))),
-        ("image size 0×16", Box::new(|b| put(b, 8, 0))),
-        ("image size 16×70000", Box::new(|b| put(b, 12, 70_000))),
+        ("format version 2", Box::new(|b| put_word(b, 4, 2))),
+        ("image size 0×16", Box::new(|b| put_word(b, 8, 0))),
+        ("image size 16×70000", Box::new(|b| put_word(b, 12, 70_000))),
         ("truncated", Box::new(|b| b.truncate(b.len() - 5))),
-        ("declares 4 sites", Box::new(|b| put(b, 16, 4))),
+        ("declares 4 sites", Box::new(|b| put_word(b, 16, 4))),
         (
             "declares 4294967295 sites",
-            Box::new(|b| put(b, 16, u32::MAX)),
+            Box::new(|b| put_word(b, 16, u32::MAX)),
         ),
         (
             "log_tau range (min NaN",
-            Box::new(|b| put(b, 20, f32::NAN.to_bits())),
+            Box::new(|b| put_word(b, 20, f32::NAN.to_bits())),
         ),
         (
             "radius range (min 0, scale inf)",
             Box::new(|b| {
-                put(b, 28, 0);
-                put(b, 32, f32::INFINITY.to_bits())
+                put_word(b, 28, 0);
+                put_word(b, 32, f32::INFINITY.to_bits())
             }),
         ),
-        ("scale -1", Box::new(|b| put(b, 48, (-1f32).to_bits()))),
+        ("scale -1", Box::new(|b| put_word(b, 48, (-1f32).to_bits()))),
         (
             "log_tau range [100",
-            Box::new(|b| put(b, 20, 100f32.to_bits())),
+            Box::new(|b| put_word(b, 20, 100f32.to_bits())),
         ),
         (
             "radius range starts below 0",
-            Box::new(|b| put(b, 28, (-2f32).to_bits())),
+            Box::new(|b| put_word(b, 28, (-2f32).to_bits())),
         ),
-        ("reserved header word", Box::new(|b| put(b, 60, 1))),
+        ("reserved header bytes", Box::new(|b| b[75] = 1)),
         (
-            "site 2: reserved bit 31",
-            Box::new(|b| b[64 + 16 + 3] |= 0x80),
-        ),
-        (
-            "site 3: log_anisotropy inf",
-            Box::new(|b| put(b, 64 + 32 + 12, 0x7c00 << 16)),
+            "log_anisotropy range [-90",
+            Box::new(|b| put_word(b, 60, (-90f32).to_bits())),
         ),
     ];
     for (expected, edit) in cases {
@@ -231,7 +236,7 @@ fn bad_packed_files_get_one_line_errors() {
     assert_eq!(
         edited(|b| {
             b.truncate(PACKED_HEADER_BYTES);
-            put(b, 16, 0)
+            put_word(b, 16, 0)
         }),
         Err(SitesFileError::NoSites)
     );

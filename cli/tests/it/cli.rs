@@ -306,14 +306,15 @@ fn fit_writes_the_image_and_sites_and_prints_psnr_last() {
     let stdout = String::from_utf8_lossy(&rounds.stdout);
     assert!(rounds.status.success(), "{stdout}");
     assert!(stdout.contains("Sites: 200 | "), "{stdout}");
-    // 200 sites of 16 bytes after the 64-byte header, on 64 × 64 pixels.
+    // 200 sites of 16 bytes after the 80-byte header, on 64 × 64 pixels.
     let packed = dir.join("rounds/astro64_sites.sadp");
     let bytes = std::fs::read(&packed).expect("the packed sites file");
-    assert_eq!(bytes.len(), 64 + 16 * 200);
-    assert!(
-        stdout.contains("Sites file: 3264 bytes, 6.3750 bpp on disk"),
-        "{stdout}"
+    assert_eq!(bytes.len(), 80 + 16 * 200);
+    let line = format!(
+        "Sites file: 3280 bytes, {:.4} bpp on disk",
+        3280.0 * 8.0 / 4096.0
     );
+    assert!(stdout.contains(&line), "{line} in {stdout}");
     let table = burn_sad::sad::read_sites(&packed).expect("reads back");
     assert_eq!((table.width, table.height, table.active()), (64, 64, 200));
     assert!(!dir.join("rounds/astro64_sites.txt").exists());

@@ -44,11 +44,11 @@ fn a_packed_file_renders_as_packed_text_does_and_converts_back_exactly() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    // 16 bytes a site after the 64-byte header.
+    // 16 bytes a site after the 80-byte header.
     let bytes = std::fs::read(&packed).unwrap();
-    assert_eq!(bytes.len(), 64 + 16 * 1500);
+    assert_eq!(bytes.len(), 80 + 16 * 1500);
     assert!(
-        last_line(&out.stdout).contains("24064 bytes"),
+        last_line(&out.stdout).contains("24080 bytes"),
         "{}",
         last_line(&out.stdout)
     );
@@ -86,7 +86,7 @@ fn bad_packed_files_and_conversions_fail_in_one_line() {
         (
             "short",
             good[..30].to_vec(),
-            "shorter than the 64-byte header",
+            "shorter than the 80-byte header",
         ),
         (
             "truncated",
