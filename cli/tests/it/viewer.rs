@@ -141,7 +141,16 @@ fn request(address: SocketAddr, method: &str, path: &str) -> (u16, Vec<u8>) {
     .unwrap();
     let mut reply = Vec::new();
     stream.read_to_end(&mut reply).unwrap();
-    let end = reply.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+    let end = reply
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .unwrap_or_else(|| {
+            panic!(
+                "{method} {path}: a reply of {} bytes without a header: {:?}",
+                reply.len(),
+                String::from_utf8_lossy(&reply)
+            )
+        });
     let head = String::from_utf8_lossy(&reply[..end]).to_string();
     let status = head.split_whitespace().nth(1).unwrap().parse().unwrap();
     (status, reply[end + 4..].to_vec())
