@@ -32,6 +32,7 @@ pub struct ViewArgs {
 /// Checks the inputs, then serves until interrupted (or writes the page).
 #[cfg(feature = "wgpu")]
 pub fn view_command(args: ViewArgs) -> Result<()> {
+    use std::io::Write;
     use std::net::SocketAddr;
 
     use burn_sad::viewer::write_page;
@@ -63,15 +64,20 @@ pub fn view_command(args: ViewArgs) -> Result<()> {
         &args.sites,
         args.target.as_deref(),
     )?;
-    println!(
-        "Viewing {} ({} sites, {}×{}) at",
+    // Written whatever became of stdout: a reader that took the address and closed the pipe
+    // (a script, a test) must not stop the server, which println! would, by panicking.
+    let url = server.url()?;
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(
+        out,
+        "Viewing {} ({} sites, {}×{}) at\n{url}\n(open it in a browser with WebGPU; Ctrl-C stops the server)",
         args.sites.display(),
         table.sites.len(),
         table.width,
         table.height
     );
-    println!("{}", server.url()?);
-    println!("(open it in a browser with WebGPU; Ctrl-C stops the server)");
+    let _ = out.flush();
+    drop(out);
     server.serve()?;
     Ok(())
 }

@@ -181,8 +181,10 @@ fn the_server_serves_the_page_its_kernels_and_the_two_files_only() {
             .spawn()
             .expect("sad view starts"),
     );
-    let stdout = std::io::BufReader::new(viewer.0.stdout.take().unwrap());
+    // Kept open to the end, as a terminal would be.
+    let mut stdout = std::io::BufReader::new(viewer.0.stdout.take().unwrap());
     let url = stdout
+        .by_ref()
         .lines()
         .map(|line| line.unwrap())
         .find(|line| line.starts_with("http://"))
