@@ -115,8 +115,7 @@ pub fn sites_to_string(table: &SiteTable) -> String {
 
 /// Writes `table` to `path` atomically (a temporary file in the same folder, then a rename).
 pub fn write_sites(path: impl AsRef<Path>, table: &SiteTable) -> Result<(), SitesFileError> {
-    crate::image::write_atomically(path.as_ref(), sites_to_string(table).as_bytes())
-        .map_err(|error| SitesFileError::Io(format!("{}: {error}", path.as_ref().display())))
+    write_sites_as(path, table, SitesFormat::Text)
 }
 
 /// Reads a sites file, text or packed (told apart by the packed file's magic).

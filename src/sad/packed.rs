@@ -115,12 +115,11 @@ impl PackedRanges {
         }
     }
 
-    /// The ranges spanning the active sites of `sites` (an empty field gets `[0, 10⁻⁶]`).
-    fn spanning(sites: &[[f32; SITE_PARAMS]]) -> Self {
+    /// The ranges spanning `active` sites (a field without a finite value gets `[0, 10⁻⁶]`).
+    fn spanning(active: &[[f32; SITE_PARAMS]]) -> Self {
         Self::from_order(RANGED.map(|(column, _, _)| {
-            let values = sites
+            let values = active
                 .iter()
-                .filter(|site| site[POSITION] >= 0.0)
                 .map(|site| site[column])
                 .filter(|value| value.is_finite());
             let (low, high) = values.fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), v| {
@@ -416,6 +415,7 @@ fn check_range(
     Ok(())
 }
 
+/// The record of an active site (its inactive bit stays 0).
 fn pack_site(
     site: &[f32; SITE_PARAMS],
     width: usize,
@@ -426,29 +426,16 @@ fn pack_site(
         let max = (side - 1) as f32;
         unorm(value.clamp(0.0, max), [0.0, max], levels(X))
     };
-    let [r, g, b] = ranges.colour;
     let mut record = put(0, X, position(site[POSITION], width));
     record = put(record, Y, position(site[POSITION + 1], height));
-    record = put(record, RED, unorm(site[COLOR], r, levels(RED)));
-    record = put(record, GREEN, unorm(site[COLOR + 1], g, levels(GREEN)));
-    record = put(record, BLUE, unorm(site[COLOR + 2], b, levels(BLUE)));
-    record = put(
-        record,
-        TAU,
-        unorm(site[LOG_TAU], ranges.log_tau, levels(TAU)),
-    );
-    record = put(record, RAD, unorm(site[RADIUS], ranges.radius, levels(RAD)));
+    for ((column, _, field), range) in RANGED.into_iter().zip(ranges.in_order()) {
+        record = put(record, field, unorm(site[column], range, levels(field)));
+    }
     record = put(
         record,
         ANGLE,
         pack_angle(site[DIRECTION], site[DIRECTION + 1]),
     );
-    record = put(
-        record,
-        ANISO,
-        unorm(site[LOG_ANISO], ranges.log_aniso, levels(ANISO)),
-    );
-    record = put(record, INACTIVE, u32::from(site[POSITION] < 0.0));
     to_words(record)
 }
 
@@ -463,19 +450,13 @@ fn unpack_site(
         return INACTIVE_SITE;
     }
     let field = |field, range| from_unorm(get(record, field), range, levels(field));
-    let (ux, uy) = unpack_angle(get(record, ANGLE));
-    let [r, g, b] = ranges.colour;
     let mut site = [0f32; SITE_PARAMS];
     site[POSITION] = field(X, [0.0, (width - 1) as f32]);
     site[POSITION + 1] = field(Y, [0.0, (height - 1) as f32]);
-    site[LOG_TAU] = field(TAU, ranges.log_tau);
-    site[RADIUS] = field(RAD, ranges.radius);
-    site[COLOR] = field(RED, r);
-    site[COLOR + 1] = field(GREEN, g);
-    site[COLOR + 2] = field(BLUE, b);
-    site[DIRECTION] = ux;
-    site[DIRECTION + 1] = uy;
-    site[LOG_ANISO] = field(ANISO, ranges.log_aniso);
+    for ((column, _, ranged), range) in RANGED.into_iter().zip(ranges.in_order()) {
+        site[column] = field(ranged, range);
+    }
+    (site[DIRECTION], site[DIRECTION + 1]) = unpack_angle(get(record, ANGLE));
     site
 }
 
