@@ -2,12 +2,13 @@
 //! rates whose schedule lands on that count (the reference's `solveTargetBpp`).
 
 use super::TrainingConfig;
+use super::constants::TRAINER_CONSTANTS;
 
 /// Bits one site costs in the 16-byte packed format that defines the budget.
-pub const BITS_PER_SITE: f64 = 128.0;
+pub const BITS_PER_SITE: f64 = TRAINER_CONSTANTS.bits_per_site;
 
 /// Most sites one densify or prune event may touch.
-pub const MAX_EVENT_SITES: usize = 65_536;
+pub const MAX_EVENT_SITES: usize = TRAINER_CONSTANTS.max_event_sites;
 
 /// Sites allowed by `bpp` on a `width × height` image: max(1, round(bpp·W·H / 128)).
 pub fn target_sites(bpp: f64, width: usize, height: usize) -> usize {
@@ -221,8 +222,8 @@ pub fn solve_target_bpp(
     height: usize,
     schedule: &Schedule,
 ) -> BudgetSolution {
-    const MAX_RATE: f32 = 0.95;
-    const SAMPLES: usize = 80;
+    const MAX_RATE: f32 = TRAINER_CONSTANTS.budget_max_rate;
+    const SAMPLES: usize = TRAINER_CONSTANTS.budget_samples;
     let target = target_sites(bpp, width, height);
     let (base_densify, base_prune) = (schedule.densify_rate, schedule.prune_rate);
     let rates = |scale: f32| {
@@ -265,7 +266,7 @@ pub fn solve_target_bpp(
         consider(max_scale * i as f32 / SAMPLES as f32, &mut best);
     }
     let mut step = max_scale / SAMPLES as f32;
-    for _ in 0..20 {
+    for _ in 0..TRAINER_CONSTANTS.budget_refinements {
         let (lower, upper) = (best.0 - step, best.0 + step);
         let mut improved = false;
         if lower >= 0.0 {

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::FitError;
 
@@ -10,7 +10,7 @@ use super::FitError;
 ///
 /// Read with [`TrainingConfig::from_json`] or [`TrainingConfig::load`]: a missing key keeps its
 /// default, an unknown key or a value out of range is an error.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields, rename_all = "SCREAMING_SNAKE_CASE")]
 pub struct TrainingConfig {
     /// Sites placed by the gradient-weighted initialisation.

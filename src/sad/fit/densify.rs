@@ -6,9 +6,10 @@ use burn_sad_kernels::sad::{
 };
 
 use super::TargetImage;
+use super::constants::TRAINER_CONSTANTS;
 
 /// Densify statistics below this mass make a site ineligible for splitting.
-const MIN_MASS: f32 = 1.0;
+const MIN_MASS: f32 = TRAINER_CONSTANTS.split_min_mass;
 
 /// The `count` ids with the smallest keys, ties by id (what a stable ascending sort of
 /// `(key, id)` pairs yields), in that order.

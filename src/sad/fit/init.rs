@@ -4,12 +4,13 @@ use burn::tensor::{Device, Int, Tensor, TensorData};
 use burn_sad_kernels::sad::{K, LOG_TAU, POSITION, RADIUS, SITE_PARAMS};
 
 use super::TargetImage;
+use super::constants::TRAINER_CONSTANTS;
 use crate::sad::{Candidates, INACTIVE_SITE, RenderGeometry, SiteTable};
 
 /// Attempts per site before the gradient-weighted initialisation gives the slot up.
-const MAX_ATTEMPTS: u64 = 256;
+const MAX_ATTEMPTS: u64 = TRAINER_CONSTANTS.init_max_attempts;
 /// Sobel magnitude a position needs, times the gradient alpha.
-const GRADIENT_THRESHOLD: f32 = 0.01;
+const GRADIENT_THRESHOLD: f32 = TRAINER_CONSTANTS.init_gradient_threshold;
 
 /// How the sites of a fit start.
 #[derive(Clone, Debug, PartialEq)]

@@ -31,6 +31,7 @@
 mod budget;
 pub mod capture_gate;
 mod config;
+mod constants;
 mod densify;
 mod init;
 mod ops;
@@ -49,6 +50,7 @@ pub use budget::{
 };
 pub use burn_sad_kernels::sad::{ADAM_STATE, AdamStep, DENSIFY_STATS, StatisticsKind};
 pub use config::{MAX_TARGET_BPP, TrainingConfig};
+pub use constants::{TRAINER_CONSTANTS, TrainerConstants};
 pub use densify::{prune_candidates, split_candidates, split_sites};
 pub use init::{InitOrder, InitialShape, Initialisation};
 pub use ops::{masked_psnr, prune_sites, site_statistics, squared_error_gradients};

@@ -7,6 +7,7 @@ use burn::tensor::Tensor;
 
 use super::TrainingConfig;
 use super::budget::BudgetSolution;
+use super::constants::TRAINER_CONSTANTS;
 use super::init::{InitOrder, Initialisation};
 use crate::sad::{BackwardStrategy, SiteTable};
 
@@ -41,7 +42,7 @@ pub struct FitOptions {
 }
 
 /// Iterations between PSNR measurements by default, as the reference's `--log-freq`.
-pub const DEFAULT_LOG_EVERY: usize = 1000;
+pub const DEFAULT_LOG_EVERY: usize = TRAINER_CONSTANTS.default_log_every;
 
 impl FitOptions {
     /// The reference's defaults for `config`: gradient-weighted initialisation with

@@ -13,6 +13,7 @@ use burn_sad_kernels::sad::ADAM_STATE;
 
 use super::budget::{BudgetSolution, Schedule, solve_target_bpp};
 use super::capture_gate::{self, DeviceShare};
+use super::constants::TRAINER_CONSTANTS;
 use super::init::{InitialShape, Initialisation, per_pixel_candidates};
 use super::options::{FitOptions, FitProgress, FitResult, PhaseTimes};
 use super::step::{NeighbourLists, diffuse_and_step_keeping};
@@ -22,11 +23,11 @@ use crate::sad::sites::live_site_count;
 use crate::sad::{Candidates, HilbertOrder, RenderGeometry, render};
 
 /// Jacobi passes of tau-gradient diffusion per iteration (hard-coded in the reference).
-const TAU_DIFFUSION_PASSES: u32 = 4;
+const TAU_DIFFUSION_PASSES: u32 = TRAINER_CONSTANTS.tau_diffusion_passes;
 /// Diffusion weight at the end of training; it ramps up from a tenth of it.
-const TAU_DIFFUSION_LAMBDA: f32 = 0.05;
+const TAU_DIFFUSION_LAMBDA: f32 = TRAINER_CONSTANTS.tau_diffusion_lambda;
 /// Seed of the random candidate lists at the start of training (the reference's).
-const CANDIDATE_SEED: u32 = 0;
+const CANDIDATE_SEED: u32 = TRAINER_CONSTANTS.candidate_seed;
 
 /// A fit in progress: sites, optimiser state and candidate lists on the device, and the
 /// schedule's bookkeeping on the host.
