@@ -14,6 +14,7 @@ use cubecl::{Compiler, WgpuCompilationOptions};
 use serde::Serialize;
 
 use super::ViewerError;
+use super::wgsl_fixups::for_browsers;
 
 /// Units per side of the per-cell candidate kernels' cubes (as the library launches them).
 pub(super) const CELL_TILE: u32 = 16;
@@ -141,7 +142,10 @@ pub(super) fn compile(
         name,
         workgroup,
         args,
-        wgsl: shader.to_string(),
+        wgsl: for_browsers(&shader.to_string()).map_err(|reason| ViewerError::Compile {
+            kernel: name,
+            reason,
+        })?,
     })
 }
 

@@ -9,10 +9,12 @@ use super::ViewerError;
 use super::candidate_kernels::candidate_kernels;
 use super::export::{Common, ExportedKernel, offline_properties};
 use super::image_kernels::image_kernels;
+use super::train_kernels::train_kernels;
 
 /// Every kernel the viewer runs: the packing of the (viewed) records, the jump flood and the
 /// propagation pass (`candidate_kernels`), the render, the winners, the three colour views, the
-/// site marks and the canvas's RGBA pixels (`image_kernels`).
+/// site marks and the canvas's RGBA pixels (`image_kernels`), and the trainer page's training
+/// step (`train_kernels`).
 pub fn viewer_kernels() -> Result<Vec<ExportedKernel>, ViewerError> {
     let common = Common {
         properties: offline_properties(),
@@ -20,5 +22,6 @@ pub fn viewer_kernels() -> Result<Vec<ExportedKernel>, ViewerError> {
     };
     let mut kernels = candidate_kernels(&common)?;
     kernels.extend(image_kernels(&common)?);
+    kernels.extend(train_kernels(&common)?);
     Ok(kernels)
 }

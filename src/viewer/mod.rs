@@ -21,6 +21,8 @@ mod export;
 mod image_kernels;
 mod kernels;
 mod site;
+mod train_kernels;
+mod wgsl_fixups;
 
 pub use export::{ExportedKernel, KernelArg};
 pub use kernels::viewer_kernels;

@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::image::write_all_atomically;
+use crate::sad::fit::{TRAINER_CONSTANTS, TrainerConstants, TrainingConfig};
 
 use super::{ViewerError, viewer_kernels};
 
@@ -33,7 +34,8 @@ macro_rules! page_file {
     };
 }
 
-/// The page's files, as `viewer/` holds them.
+/// The pages' files, as `viewer/` holds them: the viewer (`index.html`), the trainer
+/// (`train.html`) and the bench (`bench.html`).
 pub const PAGE_FILES: &[PageFile] = &[
     page_file!("index.html", HTML),
     page_file!("viewer.css", CSS),
@@ -41,21 +43,41 @@ pub const PAGE_FILES: &[PageFile] = &[
     page_file!("gpu.js", JS),
     page_file!("sites.js", JS),
     page_file!("sites_export.js", JS),
+    page_file!("train.html", HTML),
+    page_file!("train_page.js", JS),
+    page_file!("trainer.js", JS),
+    page_file!("target.js", JS),
+    page_file!("schedule.js", JS),
+    page_file!("bench.html", HTML),
+    page_file!("bench.js", JS),
 ];
 
 /// The name the page fetches the kernels' manifest by.
 pub const MANIFEST: &str = "kernels.json";
 
-/// The kernels' manifest: a JSON object `{ "kernels": [...] }` of [`ExportedKernel`](super::ExportedKernel)s,
-/// compiled now from the library's kernels.
+/// The kernels' manifest: a JSON object `{ "generator", "training", "kernels": [...] }` of
+/// [`ExportedKernel`](super::ExportedKernel)s, compiled now from the library's kernels, with the
+/// trainer page's schedule table: `training.config` (the [`TrainingConfig`] defaults under
+/// `sad fit`'s config keys) and `training.constants` ([`TRAINER_CONSTANTS`], the numbers the
+/// Rust trainer reads).
 pub fn manifest_json() -> Result<String, ViewerError> {
+    #[derive(serde::Serialize)]
+    struct Training {
+        config: TrainingConfig,
+        constants: TrainerConstants,
+    }
     #[derive(serde::Serialize)]
     struct Manifest {
         generator: String,
+        training: Training,
         kernels: Vec<super::ExportedKernel>,
     }
     let manifest = Manifest {
         generator: format!("burn-sad {}", env!("CARGO_PKG_VERSION")),
+        training: Training {
+            config: TrainingConfig::default(),
+            constants: TRAINER_CONSTANTS,
+        },
         kernels: viewer_kernels()?,
     };
     serde_json::to_string_pretty(&manifest).map_err(|error| ViewerError::Io(error.to_string()))

@@ -50,6 +50,20 @@ fn every_kernel_compiles_with_the_bindings_and_info_its_arguments_say() {
         "mark_rings",
         "mark_centres",
         "rgba",
+        "init_candidates",
+        "pack_gradients",
+        "pack_densify",
+        "pack_removal",
+        "backward",
+        "statistics_densify",
+        "statistics_removal",
+        "tau_find",
+        "tau_list",
+        "adam",
+        "prune_start",
+        "prune_histogram",
+        "prune_choose",
+        "prune_mark",
     ] {
         assert!(names.contains(&needed), "{needed} missing from {names:?}");
     }
@@ -76,8 +90,15 @@ fn every_kernel_compiles_with_the_bindings_and_info_its_arguments_say() {
                 .lines()
                 .find(|line| line.starts_with(&declared))
                 .unwrap_or_else(|| panic!("{name}: no binding {binding}"));
+            // Atomic sums: integer words (f32 ones emulated on u32, see `wgsl_fixups`).
+            let word = if tensor.element == "f32" {
+                "u32"
+            } else {
+                tensor.element
+            };
             assert!(
-                line.ends_with(&format!("array<{element}>;")),
+                line.ends_with(&format!("array<{element}>;"))
+                    || line.ends_with(&format!("array<atomic<{word}>>;")),
                 "{name}: binding {binding} ({}) is `{line}`",
                 tensor.name
             );
@@ -89,6 +110,7 @@ fn every_kernel_compiles_with_the_bindings_and_info_its_arguments_say() {
             )),
             "{name}: info binding"
         );
+        assert!(!kernel.wgsl.contains("atomic<f32>"), "{name}: f32 atomics");
         // Each tensor adds its length and rank to the usize scalars.
         assert_eq!(
             info_array(kernel, "scalars_usize"),

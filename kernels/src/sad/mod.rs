@@ -55,8 +55,8 @@ mod view;
 mod winner;
 
 pub use adam::{
-    ADAM_CUBE, ADAM_STATE, AdamStep, AdamStepLaunch, M_COLOR, M_DIRECTION, M_LOG_ANISO, M_LOG_TAU,
-    M_POSITION, M_RADIUS, V_POSITION, adam_kernel,
+    ADAM_CUBE, ADAM_STATE, AdamStep, AdamStepCompilationArg, AdamStepLaunch, M_COLOR, M_DIRECTION,
+    M_LOG_ANISO, M_LOG_TAU, M_POSITION, M_RADIUS, V_POSITION, adam_kernel,
 };
 pub use candidates::{
     candidate_pass_kernel, init_candidates_kernel, jfa_flood_kernel, seed_candidates_kernel,
@@ -84,7 +84,8 @@ pub use render_backward::{BackwardOutputs, render_backward_kernel};
 pub use statistics::{DENSIFY_STATS, StatisticsKind, site_statistics_kernel};
 pub use table_sums::{FIXED_LIMIT, FRACTION_BITS, LOW_BITS, SMALL_LIMIT, TableSums};
 pub use tau_diffusion::{
-    DEAD_HOME, NeighbourSource, TauNeighbours, TauNeighboursLaunch, tau_diffusion_kernel,
+    DEAD_HOME, NeighbourSource, TauNeighbours, TauNeighboursCompilationArg, TauNeighboursLaunch,
+    tau_diffusion_kernel,
 };
 pub use view::{
     CELL_HASH, ROUND_GREY, TAU_RAMP, ViewColours, cell_colour, mark_sites_kernel, rgba_kernel,
