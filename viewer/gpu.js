@@ -24,33 +24,51 @@ const f32Bits = (() => {
   return (v) => { f[0] = v; return u[0]; };
 })();
 
+/** The kernels the viewer launches (the page asks the adapter for what these need). */
+export const VIEWER_KERNELS = ['pack_full', 'pack_ranking', 'seed', 'exact_ranking', 'flood', 'flood_mirror',
+  'candidate_pass', 'render', 'winners', 'colours_cells', 'colours_tau', 'colours_anisotropy', 'mark_rings',
+  'mark_centres', 'rgba'];
+
 /** Why the page cannot render: shown to the user as is. */
 export class NoWebGpu extends Error {}
 
 /** The device, the kernels and their pipelines. */
 export class Gpu {
-  static async create(manifestUrl) {
+  /**
+   * The device, with the limits that the manifest's kernels named in `needs` (all by default)
+   * take: storage buffers per stage, workgroup sizes and workgroup memory, read from their
+   * argument lists and WGSL. Refuses, naming the limit, an adapter that has less.
+   */
+  static async create(manifestUrl, needs = null) {
     if (!('gpu' in navigator)) {
       throw new NoWebGpu('This browser has no WebGPU (navigator.gpu is missing). Use a recent Chrome, Edge or Safari, or Firefox with WebGPU enabled, over http://localhost or https.');
     }
     const adapter = await navigator.gpu.requestAdapter();
     if (!adapter) throw new NoWebGpu('WebGPU is present but no GPU adapter is available.');
-    const limits = adapter.limits;
-    const device = await adapter.requestDevice({
-      requiredLimits: {
-        maxStorageBufferBindingSize: limits.maxStorageBufferBindingSize,
-        maxBufferSize: limits.maxBufferSize,
-        maxStorageBuffersPerShaderStage: Math.min(limits.maxStorageBuffersPerShaderStage, 10),
-      },
-    });
     const response = await fetch(manifestUrl);
     if (!response.ok) throw new Error(`${manifestUrl}: ${response.status} ${response.statusText}`);
     const manifest = await response.json();
+    const kernels = manifest.kernels.filter((k) => !needs || needs.includes(k.name));
+    const required = kernelLimits(kernels);
+    const limits = adapter.limits;
+    for (const [name, value] of Object.entries(required)) {
+      if (limits[name] < value) {
+        throw new NoWebGpu(`This GPU adapter's ${name} is ${limits[name]}; the kernels need ${value}.`);
+      }
+    }
+    const device = await adapter.requestDevice({
+      requiredLimits: {
+        ...required,
+        maxStorageBufferBindingSize: limits.maxStorageBufferBindingSize,
+        maxBufferSize: limits.maxBufferSize,
+      },
+    });
     return new Gpu(device, manifest);
   }
 
   constructor(device, manifest) {
     this.device = device;
+    this.manifest = manifest;
     this.kernels = new Map(manifest.kernels.map((k) => [k.name, k]));
     this.pipelines = new Map();
     this.lost = null;
@@ -157,6 +175,32 @@ export class Gpu {
     this.garbage.push(infoBuffer);
   }
 
+  /** Runs `record(encoder)` and submits it without waiting (the queue keeps the order). */
+  submitNow(record) {
+    this.garbage = [];
+    const encoder = this.device.createCommandEncoder();
+    record(encoder);
+    this.device.queue.submit([encoder.finish()]);
+    // Freed once the submitted work is done.
+    for (const buffer of this.garbage) buffer.destroy();
+    if (this.lost) throw new Error(`the GPU device was lost: ${this.lost}`);
+  }
+
+  /** The first `count` elements of `buffer` (`Type`: a typed array), after the queued work. */
+  async read(buffer, Type, count) {
+    const bytes = count * 4;
+    const readback = this.device.createBuffer({ size: Math.max(4, bytes), usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+    const encoder = this.device.createCommandEncoder();
+    encoder.copyBufferToBuffer(buffer, 0, readback, 0, bytes);
+    this.device.queue.submit([encoder.finish()]);
+    await readback.mapAsync(GPUMapMode.READ);
+    const values = new Type(readback.getMappedRange().slice(0, bytes));
+    readback.unmap();
+    readback.destroy();
+    if (this.lost) throw new Error(`the GPU device was lost: ${this.lost}`);
+    return values;
+  }
+
   /** Runs `record(encoder)` and submits it; frees the launches' info buffers afterwards. */
   async submit(record) {
     this.garbage = [];
@@ -170,11 +214,37 @@ export class Gpu {
   }
 }
 
-const grid2d = (w, h, side) => [Math.ceil(w / side), Math.ceil(h / side), 1];
-const grid1d = (n, side) => [Math.max(1, Math.ceil(n / side)), 1, 1];
+/** The limits `kernels` take beyond WebGPU's defaults, by their argument lists and WGSL. */
+function kernelLimits(kernels) {
+  const need = {
+    maxStorageBuffersPerShaderStage: 8,
+    maxComputeWorkgroupSizeX: 1,
+    maxComputeWorkgroupSizeY: 1,
+    maxComputeInvocationsPerWorkgroup: 1,
+    maxComputeWorkgroupStorageSize: 0,
+  };
+  for (const kernel of kernels) {
+    // The tensors and the info buffer.
+    const buffers = kernel.args.filter((a) => a.kind === 'tensor').length + 1;
+    const [x, y, z] = kernel.workgroup;
+    let shared = 0;
+    for (const [, type, length] of kernel.wgsl.matchAll(/var<workgroup> \w+: array<([^,]+), (\d+)>/g)) {
+      shared += Number(length) * (/vec4|vec3/.test(type) ? 16 : /vec2/.test(type) ? 8 : 4);
+    }
+    need.maxStorageBuffersPerShaderStage = Math.max(need.maxStorageBuffersPerShaderStage, buffers);
+    need.maxComputeWorkgroupSizeX = Math.max(need.maxComputeWorkgroupSizeX, x);
+    need.maxComputeWorkgroupSizeY = Math.max(need.maxComputeWorkgroupSizeY, y);
+    need.maxComputeInvocationsPerWorkgroup = Math.max(need.maxComputeInvocationsPerWorkgroup, x * y * z);
+    need.maxComputeWorkgroupStorageSize = Math.max(need.maxComputeWorkgroupStorageSize, shared);
+  }
+  return need;
+}
+
+export const grid2d = (w, h, side) => [Math.ceil(w / side), Math.ceil(h / side), 1];
+export const grid1d = (n, side) => [Math.max(1, Math.ceil(n / side)), 1, 1];
 
 /** The jump of propagation pass `pass` (the library's jump_for_pass). */
-function jumpForPass(pass, candW, candH) {
+export function jumpForPass(pass, candW, candH) {
   const top = nextPowerOfTwo(Math.max(candW, candH));
   const stages = Math.max(Math.log2(top), 1);
   return Math.max(top >> (Math.min(pass, stages - 1) + 1), 1);

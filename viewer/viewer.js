@@ -8,7 +8,7 @@
 // (and `document.title` starts with "rendered") when the canvas `#view` shows a finished
 // render, `error` or `no-webgpu` otherwise, with the reason in `#message`.
 
-import { Gpu, NoWebGpu, renderView, uploadSites } from './gpu.js';
+import { Gpu, NoWebGpu, VIEWER_KERNELS, renderView, uploadSites } from './gpu.js';
 import { MAX_ZOOM, filePoint, parseSitesBytes, zoomedView } from './sites.js';
 import { sitesToPacked, sitesToText } from './sites_export.js';
 
@@ -305,7 +305,7 @@ function setupPanZoom() {
 async function main() {
   setupControls();
   try {
-    state.gpu = await Gpu.create('kernels.json');
+    state.gpu = await Gpu.create('kernels.json', VIEWER_KERNELS);
   } catch (error) {
     setState(error instanceof NoWebGpu ? 'no-webgpu' : 'error', String(error.message ?? error));
     return;

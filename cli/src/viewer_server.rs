@@ -1,5 +1,6 @@
-//! `sad view`'s web server: the page, the kernels' manifest, one sites file and an optional
-//! target image, on one address (loopback unless asked otherwise), nothing else.
+//! `sad view`'s web server: the pages, the kernels' manifest, a sites file or not, an optional
+//! target image (the photo to train on, for the trainer page) and its mask, on one address
+//! (loopback unless asked otherwise), nothing else.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -12,23 +13,28 @@ use burn_sad::viewer::{MANIFEST, PAGE_FILES, ViewerError, manifest_json};
 pub const SITES_NAME: &str = "sites.txt";
 /// The name the target image is served by.
 pub const TARGET_NAME: &str = "target";
+/// The name the trainer page's mask is served by.
+pub const MASK_NAME: &str = "mask";
 
 /// A bound viewer server (see [`ViewerServer::serve`]).
 pub struct ViewerServer {
     server: Server,
     manifest: String,
-    sites: PathBuf,
+    sites: Option<PathBuf>,
     target: Option<PathBuf>,
+    mask: Option<PathBuf>,
 }
 
 impl ViewerServer {
-    /// Binds `address` (port 0: any free port) to serve the page for `sites`, and `target` to
-    /// compare with. The files are read at each request (an edited file shows on reload); the
-    /// kernels are compiled to WGSL here, once.
+    /// Binds `address` (port 0: any free port) to serve the pages, with `sites` to view,
+    /// `target` to compare with or train on, and `mask` for the trainer. The files are read at
+    /// each request (an edited file shows on reload); the kernels are compiled to WGSL here,
+    /// once.
     pub fn bind(
         address: SocketAddr,
-        sites: &Path,
+        sites: Option<&Path>,
         target: Option<&Path>,
+        mask: Option<&Path>,
     ) -> Result<Self, ViewerError> {
         let manifest = manifest_json()?;
         let server = Server::http(address)
@@ -36,8 +42,9 @@ impl ViewerServer {
         Ok(Self {
             server,
             manifest,
-            sites: sites.to_path_buf(),
+            sites: sites.map(Path::to_path_buf),
             target: target.map(Path::to_path_buf),
+            mask: mask.map(Path::to_path_buf),
         })
     }
 
@@ -78,10 +85,14 @@ impl ViewerServer {
             Ok((file.text.as_bytes().to_vec(), file.content_type))
         } else if name == MANIFEST {
             Ok((self.manifest.as_bytes().to_vec(), "application/json"))
-        } else if name == SITES_NAME {
-            read(&self.sites).map(|bytes| (bytes, "text/plain; charset=utf-8"))
-        } else if let (TARGET_NAME, Some(target)) = (name, &self.target) {
-            read(target).map(|bytes| {
+        } else if let (SITES_NAME, Some(sites)) = (name, &self.sites) {
+            read(sites).map(|bytes| (bytes, "text/plain; charset=utf-8"))
+        } else if let Some(image) = match name {
+            TARGET_NAME => self.target.as_ref(),
+            MASK_NAME => self.mask.as_ref(),
+            _ => None,
+        } {
+            read(image).map(|bytes| {
                 let kind = if bytes.starts_with(b"\x89PNG") {
                     "image/png"
                 } else {
