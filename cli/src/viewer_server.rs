@@ -1,11 +1,17 @@
 //! `sad view`'s web server: the pages, the kernels' manifest, a sites file or not, an optional
 //! target image (the photo to train on, for the trainer page) and its mask, on one address
 //! (loopback unless asked otherwise), nothing else.
+//!
+//! One request per connection, answered on a thread of its own, with `Connection: close`: all a
+//! local page needs. (tiny_http 0.12's keep-alive connections left one of Chromium's parallel
+//! module loads pending for good in 3 to 4 of 20 fresh-browser loads of the trainer page here;
+//! a server that closes each connection had none in 40.)
 
-use std::net::SocketAddr;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-
-use tiny_http::{Header, Method, Request, Response, Server};
+use std::sync::Arc;
+use std::time::Duration;
 
 use burn_sad::viewer::{MANIFEST, PAGE_FILES, ViewerError, manifest_json};
 
@@ -16,14 +22,20 @@ pub const TARGET_NAME: &str = "target";
 /// The name the trainer page's mask is served by.
 pub const MASK_NAME: &str = "mask";
 
+/// The longest request head read (request line and headers).
+const MAX_HEAD: u64 = 16 * 1024;
+
 /// A bound viewer server (see [`ViewerServer::serve`]).
 pub struct ViewerServer {
-    server: Server,
+    listener: TcpListener,
     manifest: String,
     sites: Option<PathBuf>,
     target: Option<PathBuf>,
     mask: Option<PathBuf>,
 }
+
+/// A reply: status, content type and body.
+type Reply = (u16, &'static str, Vec<u8>);
 
 impl ViewerServer {
     /// Binds `address` (port 0: any free port) to serve the pages, with `sites` to view,
@@ -37,10 +49,10 @@ impl ViewerServer {
         mask: Option<&Path>,
     ) -> Result<Self, ViewerError> {
         let manifest = manifest_json()?;
-        let server = Server::http(address)
+        let listener = TcpListener::bind(address)
             .map_err(|error| ViewerError::Io(format!("binding {address}: {error}")))?;
         Ok(Self {
-            server,
+            listener,
             manifest,
             sites: sites.map(Path::to_path_buf),
             target: target.map(Path::to_path_buf),
@@ -50,10 +62,9 @@ impl ViewerServer {
 
     /// The address the server listens on.
     pub fn address(&self) -> Result<SocketAddr, ViewerError> {
-        self.server
-            .server_addr()
-            .to_ip()
-            .ok_or_else(|| ViewerError::Io("the server has no IP address".into()))
+        self.listener
+            .local_addr()
+            .map_err(|error| ViewerError::Io(format!("the server has no address: {error}")))
     }
 
     /// The page's address with the sites file (and the target) to open.
@@ -65,20 +76,72 @@ impl ViewerServer {
         Ok(url)
     }
 
-    /// Answers requests until the process ends.
+    /// Answers requests until the process ends, each connection on a thread of its own.
     pub fn serve(self) -> Result<(), ViewerError> {
-        for request in self.server.incoming_requests() {
-            self.answer(request);
+        let server = Arc::new(self);
+        for stream in server.listener.incoming() {
+            // A connection that failed before it was accepted is the client's affair.
+            let Ok(stream) = stream else { continue };
+            let server = server.clone();
+            std::thread::spawn(move || server.connection(stream));
         }
         Ok(())
     }
 
-    fn answer(&self, request: Request) {
-        if !matches!(request.method(), Method::Get | Method::Head) {
-            let _ = request.respond(Response::from_string("only GET").with_status_code(405));
+    /// Reads one request from `stream`, answers it and closes the connection. A client that
+    /// went away is no error of ours.
+    fn connection(&self, stream: TcpStream) {
+        let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
+        let Ok(mut writer) = stream.try_clone() else {
             return;
+        };
+        let mut reader = BufReader::new(stream).take(MAX_HEAD);
+        let mut line = String::new();
+        let request_line = match reader.read_line(&mut line) {
+            Ok(_) => line.trim_end().to_string(),
+            Err(_) => return,
+        };
+        // The headers, up to the blank line; none of them changes the reply.
+        let mut complete = false;
+        loop {
+            line.clear();
+            match reader.read_line(&mut line) {
+                Ok(0) | Err(_) => break,
+                Ok(_) if line.trim_end().is_empty() => {
+                    complete = true;
+                    break;
+                }
+                Ok(_) => {}
+            }
         }
-        let path = request.url().split(['?', '#']).next().unwrap_or("/");
+        let mut parts = request_line.split(' ');
+        let (method, target) = (parts.next().unwrap_or(""), parts.next());
+        let (status, content_type, body) = match target {
+            Some(target) if complete && parts.next().is_some_and(|v| v.starts_with("HTTP/")) => {
+                match method {
+                    "GET" | "HEAD" => self.answer(target),
+                    _ => (405, TEXT, b"only GET".to_vec()),
+                }
+            }
+            _ => (400, TEXT, b"a malformed request".to_vec()),
+        };
+        let head = format!(
+            "HTTP/1.1 {status} {}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n\
+             Cache-Control: no-store\r\nConnection: close\r\n\r\n",
+            reason(status),
+            body.len()
+        );
+        let _ = writer.write_all(head.as_bytes());
+        if method != "HEAD" {
+            let _ = writer.write_all(&body);
+        }
+        let _ = writer.flush();
+        let _ = writer.shutdown(std::net::Shutdown::Both);
+    }
+
+    /// The reply to a GET of `target` (a path with an optional query).
+    fn answer(&self, target: &str) -> Reply {
+        let path = target.split(['?', '#']).next().unwrap_or("/");
         let name = path.trim_start_matches('/');
         let name = if name.is_empty() { "index.html" } else { name };
         let body = if let Some(file) = PAGE_FILES.iter().find(|file| file.path == name) {
@@ -103,23 +166,25 @@ impl ViewerServer {
         } else {
             Err((404, format!("no {path} here")))
         };
-        let response = match body {
-            Ok((bytes, content_type)) => Response::from_data(bytes)
-                .with_header(header("Content-Type", content_type))
-                .with_header(header("Cache-Control", "no-store")),
-            Err((status, message)) => Response::from_data(message.into_bytes())
-                .with_status_code(status)
-                .with_header(header("Content-Type", "text/plain; charset=utf-8")),
-        };
-        // A browser that closed the connection early is no error of ours.
-        let _ = request.respond(response);
+        match body {
+            Ok((bytes, content_type)) => (200, content_type, bytes),
+            Err((status, message)) => (status, TEXT, message.into_bytes()),
+        }
+    }
+}
+
+const TEXT: &str = "text/plain; charset=utf-8";
+
+fn reason(status: u16) -> &'static str {
+    match status {
+        200 => "OK",
+        400 => "Bad Request",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        _ => "Internal Server Error",
     }
 }
 
 fn read(path: &Path) -> Result<Vec<u8>, (u16, String)> {
     std::fs::read(path).map_err(|error| (500, format!("{}: {error}", path.display())))
-}
-
-fn header(name: &str, value: &str) -> Header {
-    Header::from_bytes(name.as_bytes(), value.as_bytes()).expect("a valid ASCII header")
 }
