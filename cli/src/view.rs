@@ -52,6 +52,9 @@ pub fn view_command(args: ViewArgs) -> Result<()> {
     if let Some(photo) = &args.train {
         return train_page(&args, photo);
     }
+    if args.mask.is_some() {
+        bail!("--mask goes with --train PHOTO (the viewer compares with --target)");
+    }
     let sites = args
         .sites
         .as_deref()
@@ -105,7 +108,15 @@ fn train_page(args: &ViewArgs, photo: &std::path::Path) -> Result<()> {
     let file = ImageFile::open(photo, MAX_SIDE)?;
     let (width, height) = (file.width, file.height);
     if let Some(mask) = &args.mask {
-        check_target(mask, (width, height))?;
+        let file = ImageFile::open(mask, MAX_SIDE)?;
+        if (file.width, file.height) != (width, height) {
+            bail!(
+                "the mask {} is {}×{} but the photo is {width}×{height}",
+                mask.display(),
+                file.width,
+                file.height
+            );
+        }
     }
     let mut query = format!("?image={TARGET_NAME}");
     if args.mask.is_some() {

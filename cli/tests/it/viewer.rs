@@ -303,3 +303,62 @@ fn sad_view_checks_its_inputs_and_exports_the_page() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn sad_view_train_checks_its_inputs_and_exports_the_trainer_page() {
+    let dir = scratch("train-view");
+    let photo = format!("{DATA}/sad/astro64.png");
+    let other = format!("{DATA}/sad/cat160x96.png");
+    let missing = dir.join("missing.png");
+    let run = sad(&["view", "--train", missing.to_str().unwrap()]);
+    assert_one_error(&run, "missing.png", "a missing photo");
+    let run = sad(&["view", "--train", &photo, "--mask", &other]);
+    assert_one_error(
+        &run,
+        "is 160×96 but the photo is 64×64",
+        "a mask of another size",
+    );
+    let sites = format!("{DATA}/sad/cat160x96_sites.txt");
+    let run = sad(&["view", &sites, "--mask", &other]);
+    assert_one_error(&run, "--mask goes with --train", "a mask without --train");
+    let export = dir.join("site");
+    let run = sad(&[
+        "view",
+        "--train",
+        &photo,
+        "--mask",
+        &photo,
+        "--export",
+        export.to_str().unwrap(),
+    ]);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    for file in [
+        "train.html",
+        "train_page.js",
+        "trainer.js",
+        "target.js",
+        "schedule.js",
+        "bench.html",
+        "bench.js",
+        "kernels.json",
+        "target",
+        "mask",
+    ] {
+        assert!(export.join(file).is_file(), "{file} not written");
+    }
+    assert!(String::from_utf8_lossy(&run.stdout).contains("train.html?image=target&mask=mask"));
+    // The manifest carries the schedule table the Rust trainer reads.
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(export.join("kernels.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        manifest["training"]["constants"]["tau_diffusion_passes"],
+        burn_sad::sad::fit::TRAINER_CONSTANTS.tau_diffusion_passes
+    );
+    assert_eq!(manifest["training"]["config"]["DEFAULT_ITERS"], 4000);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
