@@ -54,7 +54,7 @@ async function main() {
       config, constants, seed: number('seed', 0, true), logEvery: config.DEFAULT_ITERS,
     });
     // Compile every pipeline before the clock starts, as `sad fit` warms its kernels up.
-    for (const name of TRAINING_KERNELS) gpu.pipeline(name);
+    await gpu.warm(TRAINING_KERNELS);
     const start = performance.now();
     while (!trainer.isDone()) await trainer.step();
     // The last step measured the PSNR, which waited for the GPU.

@@ -75,10 +75,21 @@ export class Gpu {
     device.lost.then((info) => { this.lost = info.message; });
   }
 
-  /** A compute pipeline per kernel, with the explicit layout CubeCL binds by. */
-  pipeline(name) {
-    let entry = this.pipelines.get(name);
-    if (entry) return entry;
+  /** Compiles the pipelines of `names` now and waits for them (before a clock starts). */
+  async warm(names) {
+    await Promise.all(names.filter((name) => !this.pipelines.has(name)).map(async (name) => {
+      const { kernel, layout, module } = this.describe(name);
+      const pipeline = await this.device.createComputePipelineAsync({
+        layout: this.device.createPipelineLayout({ bindGroupLayouts: [layout] }),
+        compute: { module },
+        label: name,
+      });
+      this.pipelines.set(name, { kernel, layout, pipeline });
+    }));
+  }
+
+  /** A kernel's entry in the manifest, its bind group layout and its shader module. */
+  describe(name) {
     const kernel = this.kernels.get(name);
     if (!kernel) throw new Error(`kernels.json has no ${name} kernel`);
     const tensors = kernel.args.filter((a) => a.kind === 'tensor').length;
@@ -92,6 +103,14 @@ export class Gpu {
     }
     const layout = this.device.createBindGroupLayout({ entries });
     const module = this.device.createShaderModule({ code: kernel.wgsl, label: name });
+    return { kernel, layout, module };
+  }
+
+  /** A compute pipeline per kernel, with the explicit layout CubeCL binds by. */
+  pipeline(name) {
+    let entry = this.pipelines.get(name);
+    if (entry) return entry;
+    const { kernel, layout, module } = this.describe(name);
     const pipeline = this.device.createComputePipeline({
       layout: this.device.createPipelineLayout({ bindGroupLayouts: [layout] }),
       compute: { module },

@@ -39,7 +39,6 @@ async function fetchChecked(url) {
 async function loadPhoto(blob, name) {
   state.photo = TargetImage.fromRgba(await decodeImage(blob, name));
   state.name = name.replace(/\.[^.]*$/, '') || 'photo';
-  state.mask = null;
   $('status').textContent = `${name}: ${state.photo.width}×${state.photo.height}`;
 }
 
@@ -62,6 +61,9 @@ async function show(trainer) {
   const canvas = $('view');
   canvas.width = width;
   canvas.height = height;
+  // Small photos shown at a whole multiple of their size, up to 384 pixels.
+  const zoom = Math.max(1, Math.floor(384 / Math.max(width, height)));
+  canvas.style.width = `${width * zoom}px`;
   canvas.getContext('2d').putImageData(new ImageData(await trainer.rgba(), width, height), 0, 0);
 }
 
@@ -82,6 +84,8 @@ async function train() {
   const logEvery = Math.max(1, Number($('log-freq').value) || 1);
   const showEvery = Math.max(1, Number($('show-freq').value) || 1);
   try {
+    // Every pipeline compiled before the clock starts, as `sad fit` warms its kernels up.
+    await state.gpu.warm(TRAINING_KERNELS);
     const trainer = new Trainer(state.gpu, target, {
       config, constants: state.manifest.training.constants, seed: Number($('seed').value) || 0, logEvery, init: state.init,
     });
@@ -90,7 +94,7 @@ async function train() {
     log(`Training | device=WebGPU | image=${target.width}x${target.height} | sites=${s.initialSites} | capacity=${s.capacity} | iters=${s.iters} | mask=${target.mask ? 'yes' : 'none'}`);
     if (trainer.budget) {
       const b = trainer.budget;
-      log(`Budget | target-bpp=${config.DEFAULT_TARGET_BPP.toFixed(3)} | target sites=${b.targetSites} | schedule ends at ${b.finalSites} | prune ${b.pruneRate.toFixed(4)}/event | densify ${b.densifyRate.toFixed(4)}/event`);
+      log(`Budget | target-bpp=${((b.targetSites * state.manifest.training.constants.bits_per_site) / (target.width * target.height)).toFixed(3)} | target sites=${b.targetSites} | schedule ends at ${b.finalSites} | prune ${b.pruneRate.toFixed(4)}/event | densify ${b.densifyRate.toFixed(4)}/event`);
     }
     const start = performance.now();
     let psnr = null;

@@ -31,6 +31,11 @@ export const TRAINING_KERNELS = ['init_candidates', 'seed', 'pack_full', 'pack_r
   'pack_densify', 'pack_removal', 'candidate_pass', 'backward', 'statistics_densify', 'statistics_removal',
   'tau_find', 'tau_list', 'adam', 'prune_start', 'prune_histogram', 'prune_choose', 'prune_mark', 'render', 'rgba'];
 
+/** The config keys that are counts (usize in the library's `TrainingConfig`). */
+const WHOLE_KEYS = ['DEFAULT_SITES', 'DEFAULT_MAX_SITES', 'DEFAULT_ITERS', 'PRUNE_START', 'PRUNE_FREQ',
+  'PRUNE_END', 'DENSIFY_START', 'DENSIFY_FREQ', 'DENSIFY_END', 'CAND_UPDATE_FREQ', 'CAND_UPDATE_PASSES',
+  'CAND_RADIUS_PROBES', 'CAND_DOWNSCALE', 'CAND_INJECT_COUNT', 'CAND_HILBERT_WINDOW', 'CAND_HILBERT_PROBES', 'MAX_DIM'];
+
 /**
  * The configuration of a fit: `config` holds `sad fit`'s config keys (the manifest's defaults
  * with the user's edits), checked as `TrainingConfig::validate` checks them.
@@ -43,8 +48,7 @@ export function checkConfig(config, defaults) {
   const c = { ...defaults, ...config };
   const bad = (key, why) => { throw new Error(`${key} ${why}`); };
   const unit = (v) => v >= 0 && v < 1;
-  const whole = (key) => { if (!Number.isInteger(c[key]) || c[key] < 0) bad(key, 'must be a whole number'); };
-  for (const key of Object.keys(defaults)) if (Number.isInteger(defaults[key]) && typeof defaults[key] === 'number' && !/_BASE$|^INIT_|^BETA|^EPS|SCALE$|BPP$|PERCENTILE$|ALPHA$/.test(key)) whole(key);
+  for (const key of WHOLE_KEYS) if (!Number.isInteger(c[key]) || c[key] < 0) bad(key, 'must be a whole number');
   if (c.DEFAULT_SITES === 0) bad('DEFAULT_SITES', 'must be at least 1');
   if (c.DEFAULT_ITERS === 0) bad('DEFAULT_ITERS', 'must be at least 1');
   if (!Number.isFinite(c.DEFAULT_TARGET_BPP)) bad('DEFAULT_TARGET_BPP', 'must be a finite number');
@@ -75,6 +79,9 @@ export class Trainer {
     this.constants = constants;
     this.logEvery = Math.max(1, options.logEvery ?? constants.default_log_every);
     const { width, height } = target;
+    if (Math.max(width, height) > config.MAX_DIM) {
+      throw new Error(`the photo is ${width}×${height}, over MAX_DIM ${config.MAX_DIM}: sad fit scales such a photo down, the page does not; scale it first or raise MAX_DIM`);
+    }
     const shape = { logTau: f(config.INIT_LOG_TAU), radius: f(config.INIT_RADIUS) };
     const seed = options.seed ?? 0;
     const initial = options.init
@@ -273,7 +280,7 @@ export class Trainer {
 
   /** ∂L/∂sites of the summed squared error into `grads`, and the removal deltas if asked. */
   gradients(e, removal) {
-    const { gpu, t, allocated } = this;
+    const { gpu, t } = this;
     const n = this.slots;
     const lists = t.lists[this.current];
     const sizes = { ...this.sizes(), site_count: n };
@@ -285,7 +292,6 @@ export class Trainer {
       this.pack(e, 'pack_removal', n, t.removal);
       gpu.launch(e, 'statistics_removal', { records: t.records, candidates: lists, target: t.targetImage, stats: t.removal }, sizes, tiles);
     }
-    void allocated;
   }
 
   /** The tau diffusion's Jacobi passes and the Adam step with the last pass inside. */
