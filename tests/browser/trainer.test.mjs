@@ -3,6 +3,7 @@
 // library's training kernels compiled to WGSL, and
 // - the exported sites file renders in `sad render` at the page's PSNR (within 0.05 dB);
 // - the page's PSNR is within 0.5 dB of `sad fit` with the same configuration on lavapipe;
+// - the page's schedule solves the bpp budget as `sad fit` does (the same Budget line);
 // - the exported packed file converts to the text file's sites;
 // - a bad config gets its one-line message;
 // - the bench page logs one `BENCH_RESULT {...}` line, parsed here, and a bench without an
@@ -116,6 +117,10 @@ try {
   const fitPsnr = lastPsnr(fit);
   check(Math.abs(fitPsnr - pagePsnr) <= 0.5,
     `sad fit with the same config on lavapipe: ${fitPsnr} dB, the page's ${pagePsnr.toFixed(4)} dB (within 0.5)`);
+  // The page's schedule port (schedule.js) solves the budget as budget.rs does.
+  const budget = (out) => /^Budget \|.*$/m.exec(out)?.[0];
+  check(budget(log) !== undefined && budget(log) === budget(fit),
+    `the page's budget line is sad fit's (${budget(log)} | ${budget(fit)})`);
   const fitSites = Number(/Sites: (\d+)/.exec(fit)?.[1]);
   const pageSites = Number(/sites: (\d+)/.exec(log)?.[1]);
   check(fitSites === pageSites, `both end with the budget's sites (sad fit ${fitSites}, the page ${pageSites})`);
