@@ -6,6 +6,7 @@
 // - the page's schedule solves the bpp budget as `sad fit` does (the same Budget line);
 // - the exported packed file converts to the text file's sites;
 // - a bad config gets its one-line message;
+// - a masked fit (`sad view --train --mask`) ends within 0.5 dB of `sad fit --mask`;
 // - the bench page logs one `BENCH_RESULT {...}` line, parsed here, and a bench without an
 //   image logs `BENCH_ERROR`.
 // A screenshot of the trainer mid-fit goes to $TRAINER_SCREENSHOT (the README's).
@@ -18,6 +19,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { PNG } from 'pngjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../..');
@@ -41,8 +43,8 @@ function run(args) {
 
 const lastPsnr = (out) => Number(/PSNR: ([\d.]+) dB\s*$/.exec(out.trim())?.[1]);
 
-function serve() {
-  const server = spawn(sad, ['view', '--train', photo, '--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+function serve(extra = []) {
+  const server = spawn(sad, ['view', '--train', photo, '--port', '0', ...extra], { stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     let out = '';
     server.stdout.on('data', (chunk) => {
@@ -143,6 +145,34 @@ try {
   await empty.goto(`${origin}/bench.html?iters=ten`, { waitUntil: 'commit' });
   await waitState(empty, ['done', 'error', 'no-webgpu'], 120_000);
   check(errors.includes('BENCH_ERROR no ?image=URL to fit'), `a bench without an image says so (${errors.join(' | ')})`);
+
+  // A masked fit: the page's mask (target.js) against `sad fit --mask`, 100 iterations.
+  const mask = path.join(scratch, 'mask.png');
+  const png = new PNG({ width: 64, height: 64 });
+  for (let i = 0; i < 64 * 64; i++) {
+    const keep = i % 64 < 40 ? 255 : 0;
+    png.data.set([keep, keep, keep, 255], 4 * i);
+  }
+  fs.writeFileSync(mask, PNG.sync.write(png));
+  const [maskedServer, maskedAddress] = await serve(['--mask', mask]);
+  try {
+    check(maskedAddress.endsWith('&mask=mask'), `sad view --train --mask serves the mask (${maskedAddress})`);
+    const masked = await browser.newPage();
+    await masked.goto(maskedAddress, { waitUntil: 'commit' });
+    await waitState(masked, ['ready', 'error', 'no-webgpu'], 120_000);
+    const short = { ...CONFIG, DEFAULT_ITERS: 100 };
+    await masked.fill('#config', JSON.stringify(short));
+    await masked.click('#train');
+    state = await waitState(masked, ['done', 'error'], 300_000);
+    const maskedLog = await masked.textContent('#log');
+    const maskedPsnr = Number(await masked.evaluate(() => document.body.dataset.psnr));
+    const maskedFit = lastPsnr(run(['fit', photo, '--iters', '100', '--sites', String(short.DEFAULT_SITES),
+      '--target-bpp', String(short.DEFAULT_TARGET_BPP), '--mask', mask, '--out-dir', path.join(scratch, 'masked')]));
+    check(state === 'done' && maskedLog.includes('mask=yes') && Math.abs(maskedFit - maskedPsnr) <= 0.5,
+      `a masked fit: the page's ${maskedPsnr.toFixed(4)} dB, sad fit --mask ${maskedFit} dB (within 0.5)`);
+  } finally {
+    maskedServer.kill();
+  }
 } finally {
   await browser.close();
   server.kill();
