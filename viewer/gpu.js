@@ -6,14 +6,14 @@
 import { SITE_PARAMS, hilbertOrder, viewScale } from './sites.js';
 
 /** Candidates per cell (the kernels' K). */
-const K = 8;
+export const K = 8;
 /** Words of a full record and of the ranking copy. */
-const RECORD_WORDS = 12;
-const PACKED_WORDS = 8;
+export const RECORD_WORDS = 12;
+export const PACKED_WORDS = 8;
 /** Units of a pack cube, of a 1D cube, and per side of a 2D cube. */
-const PACK_CUBE = 64;
-const LINE_CUBE = 256;
-const TILE = 16;
+export const PACK_CUBE = 64;
+export const LINE_CUBE = 256;
+export const TILE = 16;
 /** The propagation's probes (the library's PropagationOptions::default) and pass count. */
 const PROPAGATION = { inject: 4, hilbertProbes: 1, hilbertWindow: 32 };
 const RENDER_PASSES = 16;

@@ -7,17 +7,10 @@
 import { SITE_PARAMS, hilbertOrder } from './sites.js';
 import { Schedule, bitsPerPixel, solveTargetBpp } from './schedule.js';
 import { ADAM_STATE, DENSIFY_STATS, fromSites, gradientWeighted, splitCandidates, splitSites } from './target.js';
-import { grid1d, grid2d, jumpForPass } from './gpu.js';
+import { K, LINE_CUBE, PACKED_WORDS, PACK_CUBE, RECORD_WORDS, TILE, grid1d, grid2d, jumpForPass } from './gpu.js';
 
 const f = Math.fround;
-/** Candidates per cell, words of a full record and of the ranking copy (the kernels'). */
-const K = 8;
-const RECORD_WORDS = 12;
-const PACKED_WORDS = 8;
-/** Cube sizes the kernels are compiled for. */
-const PACK_CUBE = 64;
-const LINE_CUBE = 256;
-const TILE = 16;
+/** Cube sizes of the training kernels beyond the viewer's. */
 const CELL_TILE = 16;
 const ADAM_CUBE = 64;
 const RADIX_BINS = 256;
