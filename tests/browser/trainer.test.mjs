@@ -13,13 +13,14 @@
 //
 // Usage: node trainer.test.mjs [path/to/sad]
 
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { PNG } from 'pngjs';
+import { launchArgs, serveView } from './sad_view.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../..');
@@ -43,22 +44,7 @@ function run(args) {
 
 const lastPsnr = (out) => Number(/PSNR: ([\d.]+) dB\s*$/.exec(out.trim())?.[1]);
 
-function serve(extra = []) {
-  const server = spawn(sad, ['view', '--train', photo, '--port', '0', ...extra], { stdio: ['ignore', 'pipe', 'inherit'] });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    server.stdout.on('data', (chunk) => {
-      out += chunk;
-      const url = out.split('\n').find((line) => line.startsWith('http://'));
-      if (url) resolve([server, url.trim()]);
-    });
-    server.on('exit', (code) => reject(new Error(`sad view exited with ${code}: ${out}`)));
-  });
-}
-
-const launchArgs = ['--no-sandbox', '--enable-unsafe-webgpu', '--enable-features=Vulkan',
-  '--use-vulkan=swiftshader', '--use-angle=swiftshader', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync', '--no-first-run'];
+const serve = (extra = []) => serveView(sad, ['--train', photo, ...extra]);
 
 async function waitState(page, states, timeout) {
   await page.waitForFunction((names) => names.includes(document.body.dataset.state), states, { timeout });

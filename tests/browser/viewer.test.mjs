@@ -11,13 +11,14 @@
 // Usage: node viewer.test.mjs [path/to/sad]   (Debian's chromium at /usr/bin/chromium, or
 // $CHROMIUM)
 
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { PNG } from 'pngjs';
+import { launchArgs, serveView } from './sad_view.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../..');
@@ -57,22 +58,7 @@ function run(args) {
 }
 
 /** Starts `sad view` of `file` on a free port; resolves to [process, the page's address]. */
-function serve(file = sites) {
-  const server = spawn(sad, ['view', file, '--target', photo, '--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    server.stdout.on('data', (chunk) => {
-      out += chunk;
-      const url = out.split('\n').find((line) => line.startsWith('http://'));
-      if (url) resolve([server, url.trim()]);
-    });
-    server.on('exit', (code) => reject(new Error(`sad view exited with ${code}: ${out}`)));
-  });
-}
-
-const launchArgs = ['--no-sandbox', '--enable-unsafe-webgpu', '--enable-features=Vulkan',
-  '--use-vulkan=swiftshader', '--use-angle=swiftshader', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync', '--no-first-run'];
+const serve = (file = sites) => serveView(sad, [file, '--target', photo]);
 
 async function open(browser, url, init, viewport = { width: 900, height: 560 }) {
   const page = await browser.newPage({ viewport });
