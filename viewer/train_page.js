@@ -113,8 +113,12 @@ async function train() {
     const seconds = (performance.now() - start) / 1000;
     const how = state.stop ? `Stopped after ${trainer.iteration} iterations` : 'Done';
     log(`${how} | PSNR: ${psnr.toFixed(4)} dB | sites: ${sites.count} | ${sites.bpp.toFixed(3)} bpp | ${seconds.toFixed(2)} s`);
+    const filePsnr = await trainer.filePsnr();
+    const over = target.mask ? ', over the mask\'s pixels' : '';
+    log(`Saved sites render at ${filePsnr.toFixed(4)} dB (as sad render renders the file${over})`);
     state.sites = sites;
     document.body.dataset.psnr = String(psnr);
+    document.body.dataset.filePsnr = String(filePsnr);
     setState(state.stop ? 'stopped' : 'done');
   } catch (error) {
     setState('error', String(error.message ?? error));

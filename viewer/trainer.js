@@ -7,7 +7,9 @@
 import { SITE_PARAMS, hilbertOrder } from './sites.js';
 import { Schedule, bitsPerPixel, solveTargetBpp } from './schedule.js';
 import { ADAM_STATE, DENSIFY_STATS, fromSites, gradientWeighted, splitCandidates, splitSites } from './target.js';
-import { K, LINE_CUBE, PACKED_WORDS, PACK_CUBE, RECORD_WORDS, TILE, grid1d, grid2d, jumpForPass } from './gpu.js';
+import {
+  K, LINE_CUBE, PACKED_WORDS, PACK_CUBE, RECORD_WORDS, TILE, grid1d, grid2d, jumpForPass, renderView, uploadSites,
+} from './gpu.js';
 
 const f = Math.fround;
 /** Cube sizes of the training kernels beyond the viewer's. */
@@ -22,7 +24,9 @@ const IDENTITY = { scale: 1, offset_x: 0, offset_y: 0, log_tau_shift: 0 };
 /** Every kernel a fit launches (the page checks the adapter's limits against them). */
 export const TRAINING_KERNELS = ['init_candidates', 'seed', 'pack_full', 'pack_ranking', 'pack_gradients',
   'pack_densify', 'pack_removal', 'candidate_pass', 'backward', 'statistics_densify', 'statistics_removal',
-  'tau_find', 'tau_list', 'adam', 'prune_start', 'prune_histogram', 'prune_choose', 'prune_mark', 'render', 'rgba'];
+  'tau_find', 'tau_list', 'adam', 'prune_start', 'prune_histogram', 'prune_choose', 'prune_mark', 'render', 'rgba',
+  // The saved file's render (`filePsnr`), as `sad render` builds its lists.
+  'exact_ranking', 'flood', 'flood_mirror'];
 
 /** The config keys that are counts (usize in the library's `TrainingConfig`). */
 const WHOLE_KEYS = ['DEFAULT_SITES', 'DEFAULT_MAX_SITES', 'DEFAULT_ITERS', 'PRUNE_START', 'PRUNE_FREQ',
@@ -391,6 +395,24 @@ export class Trainer {
   /** PSNR of the current render against the photo, over the pixels the fit counts. */
   async psnr() {
     return this.target.psnr(await this.render());
+  }
+
+  /**
+   * PSNR of the live sites rendered as `sad render` renders the saved file: candidate lists
+   * built afresh (a jump flood, then propagation passes), not the lists the fit kept. The two
+   * can differ a little: a site the fit's lists missed shows up in fresh ones.
+   */
+  async filePsnr() {
+    const parsed = await this.sitesFile();
+    if (parsed.count === 0) return this.psnr();
+    const tensor = uploadSites(this.gpu, parsed);
+    try {
+      const { width, height } = this.geometry;
+      const identity = { scale: 1, offsetX: 0, offsetY: 0, logTauShift: 0 };
+      return this.target.psnr(await renderView(this.gpu, parsed, tensor, identity, width, height, 'image', true));
+    } finally {
+      tensor.buffer.destroy();
+    }
   }
 
   /** The current render as RGBA bytes for a canvas. */

@@ -8,8 +8,10 @@ use burn_sad::device::select_devices;
 use burn_sad::image::{
     ImageError, ImageFile, MAX_SIDE, check_writable_dir, encode_png, write_all_atomically,
 };
-use burn_sad::sad::SitesFormat;
-use burn_sad::sad::fit::{FitOptions, FitProgress, Initialisation, TargetImage, Trainer};
+use burn_sad::sad::fit::{
+    FitOptions, FitProgress, Initialisation, TargetImage, Trainer, saved_psnr,
+};
+use burn_sad::sad::{SitesFormat, parse_sites_bytes};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::fit_args::FitArgs;
@@ -249,12 +251,23 @@ fn fit_one_command(
     let sites_bytes = format.to_bytes(&result.sites)?;
     write_all_atomically(&[(&png, &png_bytes), (&sites, &sites_bytes)])
         .with_context(|| format!("writing the outputs to {}", args.out_dir.display()))?;
+    let wall = crate::clock::since_start();
     println!("Saved: {}", png.display());
     println!("Saved: {}", sites.display());
     println!(
         "Sites file: {} bytes, {:.4} bpp on disk",
         sites_bytes.len(),
         sites_bytes.len() as f64 * 8.0 / (result.sites.width * result.sites.height) as f64
+    );
+    // What `sad render` of the saved file gives: the bytes read back, lists built afresh.
+    let saved = parse_sites_bytes(&sites_bytes)?;
+    let over = match target.mask {
+        Some(_) => ", over the mask's pixels",
+        None => "",
+    };
+    println!(
+        "Saved sites render at {:.4} dB (as sad render renders the file{over})",
+        saved_psnr(&saved, &target, device)?
     );
     let seconds = result.training_time.as_secs_f64();
     println!("SSIM: {:.4}", result.ssim);
@@ -267,10 +280,7 @@ fn fit_one_command(
         "Training time: {seconds:.2} s ({:.1} it/s)",
         result.iterations as f64 / seconds.max(1e-9)
     );
-    println!(
-        "Wall time: {:.2} s from process start to the outputs written",
-        crate::clock::since_start()
-    );
+    println!("Wall time: {wall:.2} s from process start to the outputs written");
     println!("PSNR: {:.4} dB", result.psnr);
     Ok(())
 }

@@ -73,7 +73,8 @@ pub use render::{
     RenderReadySites, render, render_ready, render_with, try_render, try_render_with,
 };
 pub use render_only::{
-    MAX_PASSES, RenderOnlyOptions, RenderedSites, psnr, render_sites, render_sites_with_progress,
+    MAX_PASSES, RenderOnlyOptions, RenderedSites, psnr, render_sites, render_sites_image,
+    render_sites_with_progress,
 };
 pub use sites::{INACTIVE_SITE, SiteTable, Sites};
 pub use strategy::BackwardStrategy;

@@ -140,27 +140,7 @@ pub fn render_sites_with_progress(
     device: &Device,
     mut progress: Option<&mut dyn FnMut(u32, u32)>,
 ) -> Result<RenderedSites, SadError> {
-    let (width, height) = options.size_for(table)?;
-    if options.passes > MAX_PASSES {
-        return Err(SadError::TooManyPasses {
-            passes: options.passes,
-            max: MAX_PASSES,
-        });
-    }
-    let view = options.view_for(table, (width, height))?;
-    let table = match view {
-        // A view keeps the file's sites; their records are of the view.
-        Some(_) => table.clone(),
-        None => table.scaled_to(width, height, options.scale_radius),
-    };
-    let view = view.unwrap_or(ViewTransform::IDENTITY);
-    let capacity = table.sites.len();
-    if capacity == 0 || capacity > i32::MAX as usize {
-        return Err(SadError::BadCapacity(capacity));
-    }
-    crate::device::kernel_support(device).map_err(SadError::UnsupportedDevice)?;
-    let sites = table.to_tensor(capacity, device);
-    let geometry = RenderGeometry::new(width, height);
+    let prepared = Prepared::new(table, options, device)?;
     let sync = || {
         device
             .sync()
@@ -174,21 +154,11 @@ pub fn render_sites_with_progress(
         }
         Ok(())
     };
-    // Built outside the timed region, as in the reference.
-    let hilbert = HilbertOrder::of_view(&table, view, width, height, device);
     sync()?;
     // A first, untimed build and render launches every kernel once: the reference's times are
     // of loaded modules, and ours should not include just-in-time compilation either.
     let start = Instant::now();
-    let warm_ready = RenderReadySites::viewed(sites.clone(), view)?;
-    let warm = Candidates::flood_and_propagate(
-        &warm_ready,
-        geometry,
-        &hilbert,
-        options.passes.min(1),
-        options.propagation,
-        &mut |_| Ok(()),
-    )?;
+    let (warm_ready, warm) = prepared.build(options.passes.min(1), options, &mut |_| Ok(()))?;
     drop(render_ready(&warm_ready, &warm));
     sync()?;
     let warm_up_ms = start.elapsed().as_secs_f64() * 1e3;
@@ -197,15 +167,7 @@ pub fn render_sites_with_progress(
     // for. The build packs the records the renders read (the reference packs its site copy
     // there).
     let start = Instant::now();
-    let ready = RenderReadySites::viewed(sites.clone(), view)?;
-    let candidates = Candidates::flood_and_propagate(
-        &ready,
-        geometry,
-        &hilbert,
-        options.passes,
-        options.propagation,
-        &mut report,
-    )?;
+    let (ready, candidates) = prepared.build(options.passes, options, &mut report)?;
     sync()?;
     let candidate_ms = start.elapsed().as_secs_f64() * 1e3;
     let start = Instant::now();
@@ -224,6 +186,82 @@ pub fn render_sites_with_progress(
         sites: ready,
         candidates,
     })
+}
+
+/// The render of [`render_sites`] alone: one candidate build and one render, with no warm-up
+/// and no timing (what a saved file looks like, see
+/// [`saved_psnr`](super::fit::saved_psnr)).
+pub fn render_sites_image(
+    table: &SiteTable,
+    options: &RenderOnlyOptions,
+    device: &Device,
+) -> Result<Tensor<3>, SadError> {
+    let prepared = Prepared::new(table, options, device)?;
+    let (ready, candidates) = prepared.build(options.passes, options, &mut |_| Ok(()))?;
+    Ok(render_ready(&ready, &candidates))
+}
+
+/// What every candidate build of a render-only call starts from: the checked output size, the
+/// view, the sites on the device and their Hilbert order.
+struct Prepared {
+    sites: Tensor<2>,
+    view: ViewTransform,
+    geometry: RenderGeometry,
+    hilbert: HilbertOrder,
+}
+
+impl Prepared {
+    fn new(
+        table: &SiteTable,
+        options: &RenderOnlyOptions,
+        device: &Device,
+    ) -> Result<Self, SadError> {
+        let (width, height) = options.size_for(table)?;
+        if options.passes > MAX_PASSES {
+            return Err(SadError::TooManyPasses {
+                passes: options.passes,
+                max: MAX_PASSES,
+            });
+        }
+        let view = options.view_for(table, (width, height))?;
+        let table = match view {
+            // A view keeps the file's sites; their records are of the view.
+            Some(_) => table.clone(),
+            None => table.scaled_to(width, height, options.scale_radius),
+        };
+        let view = view.unwrap_or(ViewTransform::IDENTITY);
+        let capacity = table.sites.len();
+        if capacity == 0 || capacity > i32::MAX as usize {
+            return Err(SadError::BadCapacity(capacity));
+        }
+        crate::device::kernel_support(device).map_err(SadError::UnsupportedDevice)?;
+        Ok(Self {
+            sites: table.to_tensor(capacity, device),
+            view,
+            geometry: RenderGeometry::new(width, height),
+            // Built outside the timed region, as in the reference.
+            hilbert: HilbertOrder::of_view(&table, view, width, height, device),
+        })
+    }
+
+    /// Packs the viewed records and builds their lists: a jump flood, then `passes` passes.
+    fn build(
+        &self,
+        passes: u32,
+        options: &RenderOnlyOptions,
+        report: &mut dyn FnMut(u32) -> Result<(), SadError>,
+    ) -> Result<(RenderReadySites, Candidates), SadError> {
+        let ready = RenderReadySites::viewed(self.sites.clone(), self.view)?;
+        let candidates = Candidates::flood_and_propagate(
+            &ready,
+            self.geometry,
+            &self.hilbert,
+            passes,
+            options.propagation,
+            report,
+        )?;
+        Ok((ready, candidates))
+    }
 }
 
 /// PSNR in dB of `image` against `target` (both in [0, 1], same shape), over every pixel and

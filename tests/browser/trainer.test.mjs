@@ -1,7 +1,8 @@
 // The trainer and bench pages in headless Chromium (WebGPU on SwiftShader): `sad view --train`
 // serves a 64×64 photo, the trainer page fits it for a few hundred iterations with the
 // library's training kernels compiled to WGSL, and
-// - the exported sites file renders in `sad render` at the page's PSNR (within 0.05 dB);
+// - the exported sites file renders in `sad render` at the PSNR the page gives for the saved
+//   file (within 0.01 dB; both build fresh candidate lists, where the fit's PSNR is of its own);
 // - the page's PSNR is within 0.5 dB of `sad fit` with the same configuration on lavapipe;
 // - the page's schedule solves the bpp budget as `sad fit` does (the same Budget line);
 // - the exported packed file converts to the text file's sites;
@@ -89,11 +90,13 @@ try {
   const log = await page.textContent('#log');
   console.log(log.trim().split('\n').map((line) => `  page: ${line}`).join('\n'));
   const pagePsnr = Number(await page.evaluate(() => document.body.dataset.psnr));
+  const filePsnr = Number(await page.evaluate(() => document.body.dataset.filePsnr));
 
   const text = await download(page, '#export-text', 'astro64_sites.txt');
   const rendered = lastPsnr(run(['render', text, '-o', path.join(scratch, 'render.png'), '--target', photo]));
-  check(Math.abs(rendered - pagePsnr) <= 0.05,
-    `sad render of the exported sites: ${rendered} dB, the page's ${pagePsnr.toFixed(4)} dB (within 0.05)`);
+  // Both build fresh candidate lists the same way; the fit's own lists may differ a little.
+  check(Math.abs(rendered - filePsnr) <= 0.01,
+    `sad render of the exported sites: ${rendered} dB, the page's saved-file PSNR ${filePsnr.toFixed(4)} dB (within 0.01; the fit's ${pagePsnr.toFixed(4)} dB)`);
   const packed = await download(page, '#export-packed', 'astro64_sites.sadp');
   const converted = path.join(scratch, 'converted.sadp');
   run(['convert', text, converted]);

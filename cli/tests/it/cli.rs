@@ -285,6 +285,18 @@ fn fit_writes_the_image_and_sites_and_prints_psnr_last() {
         (again - psnr).abs() < 1.0,
         "fit {psnr} dB, render {again} dB"
     );
+    // The fit's line for the saved file is what `sad render` of it prints.
+    let saved: f64 = stdout
+        .lines()
+        .find_map(|line| line.strip_prefix("Saved sites render at "))
+        .and_then(|rest| rest.split(" dB").next())
+        .expect("a `Saved sites render at <value> dB` line")
+        .parse()
+        .unwrap();
+    assert!(
+        (again - saved).abs() < 0.01,
+        "the fit's saved-file line {saved} dB, sad render {again} dB"
+    );
     // The reference's round-by-round slot order places every site too (no prune in 5 steps);
     // this run writes the packed format.
     let rounds = sad(&[

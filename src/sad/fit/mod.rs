@@ -39,6 +39,7 @@ mod options;
 // Host references of the training kernels, which the tests compare them with.
 #[doc(hidden)]
 pub mod reference;
+mod saved;
 mod step;
 mod target;
 mod trainer;
@@ -55,6 +56,7 @@ pub use densify::{prune_candidates, split_candidates, split_sites};
 pub use init::{InitOrder, InitialShape, Initialisation};
 pub use ops::{masked_psnr, prune_sites, site_statistics, squared_error_gradients};
 pub use options::{DEFAULT_LOG_EVERY, FitOptions, FitProgress, FitResult, PhaseTimes};
+pub use saved::saved_psnr;
 pub use step::{
     NeighbourLists, adam_step, diffuse_and_step, diffuse_and_step_keeping, tau_diffusion,
 };
