@@ -194,15 +194,19 @@ export class Gpu {
     this.garbage.push(infoBuffer);
   }
 
-  /** Runs `record(encoder)` and submits it without waiting (the queue keeps the order). */
-  submitNow(record) {
+  /**
+   * Runs `record(encoder)` and submits it without waiting: the queue keeps the order, and a
+   * read (`read`, or a mapped copy) waits for the work before it. Returns what `record` returns.
+   */
+  submit(record) {
     this.garbage = [];
     const encoder = this.device.createCommandEncoder();
-    record(encoder);
+    const result = record(encoder);
     this.device.queue.submit([encoder.finish()]);
     // Freed once the submitted work is done.
     for (const buffer of this.garbage) buffer.destroy();
     if (this.lost) throw new Error(`the GPU device was lost: ${this.lost}`);
+    return result;
   }
 
   /** The first `count` elements of `buffer` (`Type`: a typed array), after the queued work. */
@@ -218,18 +222,6 @@ export class Gpu {
     readback.destroy();
     if (this.lost) throw new Error(`the GPU device was lost: ${this.lost}`);
     return values;
-  }
-
-  /** Runs `record(encoder)` and submits it; frees the launches' info buffers afterwards. */
-  async submit(record) {
-    this.garbage = [];
-    const encoder = this.device.createCommandEncoder();
-    const result = record(encoder);
-    this.device.queue.submit([encoder.finish()]);
-    await this.device.queue.onSubmittedWorkDone();
-    for (const buffer of this.garbage) buffer.destroy();
-    if (this.lost) throw new Error(`the GPU device was lost: ${this.lost}`);
-    return result;
   }
 }
 
@@ -320,7 +312,7 @@ export async function renderView(gpu, parsed, sitesTensor, view, width, height, 
     size: result.buffer.size,
     usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
   });
-  await gpu.submit((e) => {
+  gpu.submit((e) => {
     const packCount = grid1d(count, PACK_CUBE);
     gpu.launch(e, 'pack_full', { sites: t.sites, packed: t.records, zeroed: t.zeroed }, viewScalars, packCount);
     gpu.launch(e, 'pack_ranking', { sites: t.sites, packed: t.ranking, zeroed: t.zeroed }, viewScalars, packCount);

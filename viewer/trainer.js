@@ -157,7 +157,7 @@ export class Trainer {
   /** Random candidate lists over the first `count` sites, each site in its own cell first. */
   seedLists(count, seed) {
     const { gpu, t, geometry: g } = this;
-    gpu.submitNow((e) => {
+    gpu.submit((e) => {
       gpu.launch(e, 'init_candidates', { candidates: t.lists[0] },
         { cand_w: g.candW, cand_h: g.candH, site_count: count, seed }, grid2d(g.candW, g.candH, CELL_TILE));
       this.pack(e, 'pack_full', count, t.zeroed);
@@ -248,7 +248,7 @@ export class Trainer {
     const splits = schedule.splitsAt(it, this.allocated, this.activeEstimate);
     if (update) {
       await this.updateHilbert();
-      gpu.submitNow((e) => {
+      gpu.submit((e) => {
         const next = this.propagate(e, Math.max(1, config.CAND_UPDATE_PASSES));
         // A densify iteration splits with the new lists; otherwise the gradient still uses the
         // old ones and the new ones arrive for the tau diffusion.
@@ -259,7 +259,7 @@ export class Trainer {
     if (splits > 0) await this.densify(splits);
     const prune = schedule.isPruneIteration(it);
     const pruneCount = prune ? schedule.prunesAt(it, this.activeEstimate) : 0;
-    gpu.submitNow((e) => {
+    gpu.submit((e) => {
       this.gradients(e, pruneCount > 0);
       if (this.pending !== null) {
         this.current = this.pending;
@@ -363,7 +363,7 @@ export class Trainer {
   async densify(splits) {
     const { gpu, t } = this;
     const n = this.slots;
-    gpu.submitNow((e) => {
+    gpu.submit((e) => {
       this.pack(e, 'pack_densify', n, t.stats);
       gpu.launch(e, 'statistics_densify', { records: t.records, candidates: t.lists[this.current], target: t.targetImage, stats: t.stats },
         { ...this.sizes(), site_count: n }, grid2d(this.geometry.width, this.geometry.height, TILE));
@@ -383,7 +383,7 @@ export class Trainer {
   /** The current render, planar [3, H, W] floats. */
   async render() {
     const { gpu, t } = this;
-    gpu.submitNow((e) => {
+    gpu.submit((e) => {
       this.pack(e, 'pack_full', this.slots, t.zeroed);
       const lists = t.lists[this.pending ?? this.current];
       gpu.launch(e, 'render', { records: t.records, candidates: lists, image: t.image },
@@ -420,7 +420,7 @@ export class Trainer {
     const { gpu, t } = this;
     await this.render();
     const pixels = this.geometry.width * this.geometry.height;
-    gpu.submitNow((e) => gpu.launch(e, 'rgba', { image: t.image, rgba: t.rgba }, { pixels }, grid1d(pixels, LINE_CUBE)));
+    gpu.submit((e) => gpu.launch(e, 'rgba', { image: t.image, rgba: t.rgba }, { pixels }, grid1d(pixels, LINE_CUBE)));
     const words = await this.read(t.rgba, Uint32Array, pixels);
     return new Uint8ClampedArray(words.buffer, words.byteOffset, pixels * 4);
   }
