@@ -20,19 +20,7 @@ use super::export::{
     t, tensor,
 };
 
-/// The tau diffusion's neighbour description (`TauNeighbours`), field by field: a struct
-/// argument's fields take their places among the scalars in field order.
-fn neighbours() -> [KernelArg; 6] {
-    [
-        scalar("input_stride", "usize"),
-        scalar("input_offset", "usize"),
-        scalar("cand_w", "usize"),
-        scalar("cand_h", "usize"),
-        scalar("inv_downscale", "f32"),
-        scalar("lambda", "f32"),
-    ]
-}
-
+/// `TauNeighbours`' compilation argument: every field is a runtime scalar.
 fn neighbours_arg() -> TauNeighboursCompilationArg {
     TauNeighboursCompilationArg {
         input_stride: (),
@@ -44,9 +32,22 @@ fn neighbours_arg() -> TauNeighboursCompilationArg {
     }
 }
 
-/// The clock's two tensors, bound but not read by an unclocked launch.
-fn clock() -> [KernelArg; 2] {
-    [tensor("clock", "f32", 1), tensor("tick", "u32", 1)]
+/// The arguments that end the tau diffusion's and Adam's lists: the neighbour description
+/// (`TauNeighbours`, field by field, as a struct argument's fields take their places among the
+/// scalars), the site count and the clock's two tensors (bound but not read by an unclocked
+/// launch).
+fn diffusion_tail() -> [KernelArg; 9] {
+    [
+        scalar("input_stride", "usize"),
+        scalar("input_offset", "usize"),
+        scalar("cand_w", "usize"),
+        scalar("cand_h", "usize"),
+        scalar("inv_downscale", "f32"),
+        scalar("lambda", "f32"),
+        scalar("site_count", "usize"),
+        tensor("clock", "f32", 1),
+        tensor("tick", "u32", 1),
+    ]
 }
 
 /// The training kernels, as `sad fit` launches them on a device without float atomics.
@@ -102,9 +103,7 @@ pub(super) fn train_kernels(c: &Common) -> Result<Vec<ExportedKernel>, ViewerErr
             tensor("input", "f32", 1),
             tensor("output", "f32", 1),
         ];
-        args.extend(neighbours());
-        args.push(scalar("site_count", "usize"));
-        args.extend(clock());
+        args.extend(diffusion_tail());
         let kernel = TauDiffusionKernel::new(
             c.settings(line),
             c.properties.clone(),
@@ -155,9 +154,7 @@ pub(super) fn train_kernels(c: &Common) -> Result<Vec<ExportedKernel>, ViewerErr
         ]
         .map(|name| scalar(name, "f32")),
     );
-    args.extend(neighbours());
-    args.push(scalar("site_count", "usize"));
-    args.extend(clock());
+    args.extend(diffusion_tail());
     let adam_cube = [ADAM_CUBE as u32, 1, 1];
     let kernel = AdamKernel::new(
         c.settings(adam_cube),
