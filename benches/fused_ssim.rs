@@ -30,6 +30,9 @@
 //!   the table, one line per 2D SSIM row gives the device memory a training forward holds until
 //!   its backward under each mode (the memory pool's bytes in use, where the device reports
 //!   them), with both modes' train times.
+//! - `--dispatch` prints under each row the host's time per step until it had queued every
+//!   step (before the closing device synchronisation): near the step's time, the host bounds
+//!   the step, not the device.
 //! - The device comes from `$BURN_SAD_DEVICE` (default: the best available).
 //!
 //! Times are synchronised wall time: warm-up, then `iters` back-to-back steps, then a device
@@ -46,7 +49,7 @@ use burn_sad::ssim::{
     MsSsimOptions, SsimLayout, SsimMemory, SsimOptions, fused_ssim, fused_ssim3d, ms_ssim,
     ms_ssim_reference, ssim_l1_loss, ssim_reference, ssim3d_reference,
 };
-use common::{baseline_cells, time_ms};
+use common::{baseline_cells, last_dispatch_ms, time_ms};
 
 const GPU_SHAPES: [[usize; 4]; 4] = [
     [1, 3, 1080, 1920],
@@ -119,6 +122,8 @@ struct Args {
     options: SsimOptions,
     /// The inputs' dtype.
     dtype: DType,
+    /// Print the host's dispatch time per step under each row.
+    dispatch: bool,
 }
 
 fn parse_args() -> Args {
@@ -131,12 +136,14 @@ fn parse_args() -> Args {
         peaks: (67.0, 4.8),
         options: SsimOptions::default(),
         dtype: DType::F32,
+        dispatch: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
         match arg.as_str() {
             "--quick" => args.quick = true,
             "--no-reference" => args.reference = false,
+            "--dispatch" => args.dispatch = true,
             "--iters" => args.iters = it.next().and_then(|v| v.parse().ok()).expect("--iters N"),
             "--baseline" => args.baseline = it.next(),
             "--only" => args.only.extend(it.next()),
@@ -269,6 +276,7 @@ fn main() {
         ));
     }
     let mut roofline = Vec::new();
+    let mut dispatch = Vec::new();
     let wanted = |key: &str| args.only.is_empty() || args.only.iter().any(|only| only == key);
     for (key, shape, op, reference_op) in rows {
         if !wanted(&key) {
@@ -282,6 +290,7 @@ fn main() {
             &args,
             baseline.as_ref(),
             &device,
+            &mut dispatch,
         );
         if key == label(&shape) {
             roofline.push(roofline_line(&key, shape, train, infer, args.peaks));
@@ -306,11 +315,18 @@ fn main() {
             &args,
             baseline.as_ref(),
             &device,
+            &mut dispatch,
         );
     }
     println!();
     for line in roofline {
         println!("{line}");
+    }
+    if args.dispatch {
+        println!();
+        for line in dispatch {
+            println!("{line}");
+        }
     }
     if args.dtype != DType::F32 {
         println!();
@@ -402,7 +418,9 @@ fn roofline_line(
     )
 }
 
-/// Times one row and prints it; returns our train and infer ms.
+/// Times one row and prints it; returns our train and infer ms, and adds the row's dispatch
+/// line to `dispatch`.
+#[allow(clippy::too_many_arguments)]
 fn bench_row<const D: usize>(
     key: &str,
     shape: [usize; D],
@@ -411,6 +429,7 @@ fn bench_row<const D: usize>(
     args: &Args,
     baseline: Option<&HashMap<String, (f64, f64)>>,
     device: &Device,
+    dispatch: &mut Vec<String>,
 ) -> (f64, f64) {
     let img1 = Tensor::<D>::random(shape, Distribution::Default, device);
     let img2 = (img1.clone() * 0.8
@@ -418,7 +437,9 @@ fn bench_row<const D: usize>(
         .clamp(0.0, 1.0);
     let (img1, img2) = (img1.cast(args.dtype), img2.cast(args.dtype));
     let train = train_ms(op, &img1, &img2, (args.iters, args.options));
+    let train_dispatch = last_dispatch_ms();
     let infer = infer_ms(op, &img1, &img2, (args.iters, args.options));
+    let infer_dispatch = last_dispatch_ms();
     let (ref_train, ref_infer) = if args.reference {
         let iters = (args.iters / 5).max(3);
         (
@@ -439,5 +460,8 @@ fn bench_row<const D: usize>(
     println!(
         "| {key} | {train:.3} | {infer:.3} | {ref_train} | {ref_infer} | {base_train} | {base_infer} | {ratio_train} | {ratio_infer} |"
     );
+    dispatch.push(format!(
+        "dispatch {key}: train {train_dispatch:.3} of {train:.3} ms, infer {infer_dispatch:.3} of {infer:.3} ms"
+    ));
     (train, infer)
 }
