@@ -1,13 +1,10 @@
 //! The public tensor-level entry points.
 
-use std::ops::Range;
-
 use burn::tensor::{DType, Device, Int, Tensor};
 
-use super::reduction::{Mean, SsimReduction};
-use super::{
-    KernelReduction, SsimError, SsimKernelConfig, SsimOptions, reference::reference_value,
-};
+use super::reduction::{Mean, SsimReduction, weigh_by_mask};
+use super::reference::{reference_value, window_masked_reference_value};
+use super::{KernelReduction, MaskMode, SsimError, SsimKernelConfig, SsimOptions};
 #[cfg(feature = "cube")]
 use crate::device::uses_fused_kernels;
 
@@ -187,17 +184,22 @@ pub fn try_ssim_l1_loss_reduced<R: SsimReduction<4>>(
     Ok(R::shape_value(value, dims))
 }
 
-/// SSIM with a per-pixel weight: the SSIM map times `mask`, averaged over the mask's sum (what
-/// 3D Gaussian-splatting trainers do with the ground truth's alpha), reduced as `reduction`
-/// says; with [`Map`](super::Map), the weighted map. `mask` is `[batch, 1, ..spatial]` (one
-/// weight for every channel) or `[batch, channels, ..spatial]`, with values in [0, 1]; with
-/// [`Padding::Valid`](super::Padding::Valid) its border is cropped as the map is. A mean whose
-/// weights sum to 0 is 0. A mask of ones gives the unmasked op's value.
+/// SSIM under a mask of per-pixel weights, reduced as `reduction` says: the SSIM map times
+/// `mask`, averaged over the mask's sum; with [`Map`](super::Map), the weighted map. How the
+/// mask enters the map is `options.mask_mode` ([`MaskMode`](super::MaskMode)):
+/// [`Weights`](super::MaskMode::Weights) (the default) weights the unmasked map, what 3D
+/// Gaussian-splatting trainers do with the ground truth's alpha;
+/// [`Window`](super::MaskMode::Window) also takes every window statistic over the masked
+/// pixels only (normalised convolution), so nothing outside the mask leaks into the map (2D
+/// only). `mask` is `[batch, 1, ..spatial]` (one weight for every channel) or `[batch,
+/// channels, ..spatial]`, with values in [0, 1]; with [`Padding::Valid`](super::Padding::Valid)
+/// its border is cropped as the map is. A mean whose weights sum to 0 is 0. A mask of ones
+/// gives the unmasked op's value in both modes.
 ///
-/// Differentiable with respect to both images (the map's backward runs in the fused kernels),
-/// not the mask. The mask is checked for values outside [0, 1] on the device, which waits for
-/// the values: a mask reused every step can be checked once with this function's `try_` twin
-/// and is cheap to pass again.
+/// Differentiable with respect to both images (the backward runs in the fused kernels), not
+/// the mask. The mask is checked for values outside [0, 1] on the device, which waits for the
+/// values: a mask reused every step can be checked once with this function's `try_` twin and is
+/// cheap to pass again.
 ///
 /// ```
 /// use burn::tensor::{Device, Distribution, Tensor};
@@ -226,7 +228,25 @@ pub fn fused_ssim_masked<const D: usize, R: SsimReduction<D>>(
 }
 
 /// [`fused_ssim_masked`] that returns a typed error instead of panicking on bad input: a mask
-/// of the wrong shape, dtype or device, or with a value outside [0, 1] or not finite.
+/// of the wrong shape, dtype or device, or with a value outside [0, 1] or not finite, or a
+/// window mask on volumes.
+///
+/// A photo with a hole, compared with normalised convolution, so the hole's pixels never enter
+/// a window's statistics:
+///
+/// ```
+/// use burn::tensor::{Device, Distribution, Tensor};
+/// use burn_sad::ssim::{MaskMode, PerImage, SsimOptions, try_fused_ssim_masked};
+///
+/// let device = Device::default();
+/// let photo = Tensor::<4>::random([1, 3, 40, 40], Distribution::Default, &device);
+/// let restored = photo.clone().mul_scalar(0.9);
+/// let hole = Tensor::<4>::zeros([1, 1, 10, 10], &device);
+/// let mask = Tensor::<4>::ones([1, 1, 40, 40], &device).slice_assign([0..1, 0..1, 15..25, 15..25], hole);
+/// let options = SsimOptions::default().with_mask_mode(MaskMode::Window);
+/// let ssim = try_fused_ssim_masked(photo, restored, mask, options, PerImage).unwrap();
+/// assert_eq!(ssim.dims(), [1]);
+/// ```
 pub fn try_fused_ssim_masked<const D: usize, R: SsimReduction<D>>(
     img1: Tensor<D>,
     img2: Tensor<D>,
@@ -241,14 +261,39 @@ pub fn try_fused_ssim_masked<const D: usize, R: SsimReduction<D>>(
         ..options.into()
     };
     let dims = config.map_dims(img1.dims());
-    let map: Tensor<D> = kernel_value(img1, img2, config).reshape(dims);
-    let crop = config.crop();
-    let region: [Range<usize>; D] = std::array::from_fn(|axis| match axis {
-        0 | 1 => 0..mask.dims()[axis],
-        _ => crop..crop + dims[axis],
-    });
-    let weights = mask.detach().slice(region).expand(dims);
-    Ok(reduction.weighted(map, weights))
+    let map: Tensor<D> = match options.mask_mode {
+        MaskMode::Weights => kernel_value(img1, img2, config),
+        MaskMode::Window => {
+            if D != 4 {
+                return Err(SsimError::WindowMaskIn3d);
+            }
+            window_masked_value(img1, img2, mask.clone().detach(), config)
+        }
+    }
+    .reshape(dims);
+    Ok(weigh_by_mask(map, mask, &config, reduction))
+}
+
+/// The map of [`MaskMode::Window`] (`config` asks for the map), from the fused kernels where the
+/// device runs them and from the reference ops elsewhere. Inputs must already be validated.
+fn window_masked_value<const D: usize>(
+    img1: Tensor<D>,
+    img2: Tensor<D>,
+    mask: Tensor<D>,
+    config: SsimKernelConfig,
+) -> Tensor<1> {
+    #[cfg(feature = "cube")]
+    if uses_fused_kernels(&img1.device()) {
+        use super::SsimBackend;
+        use burn::backend::Dispatch;
+        return Tensor::from_dispatch(<Dispatch as SsimBackend>::ssim_window_masked_value(
+            img1.into_dispatch(),
+            img2.into_dispatch(),
+            mask.into_dispatch(),
+            config,
+        ));
+    }
+    window_masked_reference_value(img1, img2, mask, config)
 }
 
 /// The mask matches the images (`[batch, 1 or channels, ..spatial]`, f32, same device) and

@@ -17,12 +17,13 @@ use burn_sad_kernels::ssim::GradTargets;
 
 use super::{SsimBackend, SsimKernelConfig, SsimMemory};
 
-/// What the backward needs: the inputs, the partial maps (none when the backward recomputes
-/// them) and which gradients to produce.
+/// What the backward needs: the inputs, the window mask of a masked op, the partial maps (none
+/// when the backward recomputes them) and which gradients to produce.
 #[derive(Debug, Clone)]
 struct SsimState<B: Backend> {
     img1: FloatTensor<B>,
     img2: FloatTensor<B>,
+    mask: Option<FloatTensor<B>>,
     partials: Option<FloatTensor<B>>,
     config: SsimKernelConfig,
     targets: GradTargets,
@@ -40,10 +41,24 @@ impl<B: SsimBackend> Backward<B, 2> for SsimBackward {
         let state = ops.state;
         let shape = state.img1.shape();
         let (config, targets) = (state.config, state.targets);
-        let partials = state.partials.unwrap_or_else(|| {
-            B::ssim_value_with_partials(state.img1.clone(), state.img2.clone(), config, targets).1
-        });
-        let stack = B::ssim_backward(state.img1, state.img2, partials, upstream, config, targets);
+        let (img1, img2) = (state.img1, state.img2);
+        let stack = match state.mask {
+            None => {
+                let partials = state.partials.unwrap_or_else(|| {
+                    B::ssim_value_with_partials(img1.clone(), img2.clone(), config, targets).1
+                });
+                B::ssim_backward(img1, img2, partials, upstream, config, targets)
+            }
+            Some(mask) => {
+                let partials = state.partials.unwrap_or_else(|| {
+                    let (a, b, m) = (img1.clone(), img2.clone(), mask.clone());
+                    B::ssim_window_masked_value_with_partials(a, b, m, config, targets).1
+                });
+                B::ssim_window_masked_backward(
+                    img1, img2, mask, partials, upstream, config, targets,
+                )
+            }
+        };
         let mut members = unstack::<B>(stack, shape).into_iter();
         // The stack holds img1's gradient first, and only the gradients that were asked for.
         if state.targets.img1 {
@@ -107,52 +122,114 @@ impl<B: SsimBackend> Backward<B, 1> for SsimUnorm8Backward {
     }
 }
 
+/// The value of the SSIM op (under a window `mask` when given, which is never tracked),
+/// recording the backward where an input is tracked: the forward stores its partial maps, or
+/// with [`SsimMemory::Recompute`] leaves them to the backward.
+fn tracked_value<B: SsimBackend, C: CheckpointStrategy>(
+    img1: FloatTensor<Autodiff<B, C>>,
+    img2: FloatTensor<Autodiff<B, C>>,
+    mask: Option<FloatTensor<B>>,
+    config: SsimKernelConfig,
+) -> FloatTensor<Autodiff<B, C>> {
+    let targets = GradTargets {
+        img1: img1.is_tracked(),
+        img2: img2.is_tracked(),
+    };
+    let prepared = SsimBackward
+        .prepare::<C>([img1.node(), img2.node()])
+        .compute_bound()
+        .stateful();
+    let (img1, img2) = (img1.into_primitive(), img2.into_primitive());
+    let value_only = |img1: FloatTensor<B>, img2: FloatTensor<B>| match &mask {
+        None => B::ssim_value(img1, img2, config),
+        Some(mask) => B::ssim_window_masked_value(img1, img2, mask.clone(), config),
+    };
+    match prepared {
+        OpsKind::Tracked(prep) => {
+            let (value, partials) = match config.memory {
+                SsimMemory::Store => {
+                    let (a, b) = (img1.clone(), img2.clone());
+                    let (value, partials) = match &mask {
+                        None => B::ssim_value_with_partials(a, b, config, targets),
+                        Some(mask) => B::ssim_window_masked_value_with_partials(
+                            a,
+                            b,
+                            mask.clone(),
+                            config,
+                            targets,
+                        ),
+                    };
+                    (value, Some(partials))
+                }
+                SsimMemory::Recompute => (value_only(img1.clone(), img2.clone()), None),
+            };
+            let state = SsimState {
+                img1,
+                img2,
+                mask,
+                partials,
+                config,
+                targets,
+            };
+            prep.finish(state, value)
+        }
+        OpsKind::UnTracked(prep) => prep.finish(value_only(img1, img2)),
+    }
+}
+
 impl<B: SsimBackend, C: CheckpointStrategy> SsimBackend for Autodiff<B, C> {
     fn ssim_value(
         img1: FloatTensor<Self>,
         img2: FloatTensor<Self>,
         config: SsimKernelConfig,
     ) -> FloatTensor<Self> {
-        let targets = GradTargets {
-            img1: img1.is_tracked(),
-            img2: img2.is_tracked(),
-        };
-        match SsimBackward
-            .prepare::<C>([img1.node(), img2.node()])
-            .compute_bound()
-            .stateful()
-        {
-            OpsKind::Tracked(prep) => {
-                let (img1, img2) = (img1.into_primitive(), img2.into_primitive());
-                let (mean, partials) = match config.memory {
-                    SsimMemory::Store => {
-                        let (mean, partials) = B::ssim_value_with_partials(
-                            img1.clone(),
-                            img2.clone(),
-                            config,
-                            targets,
-                        );
-                        (mean, Some(partials))
-                    }
-                    SsimMemory::Recompute => {
-                        (B::ssim_value(img1.clone(), img2.clone(), config), None)
-                    }
-                };
-                let state = SsimState {
-                    img1,
-                    img2,
-                    partials,
-                    config,
-                    targets,
-                };
-                prep.finish(state, mean)
-            }
-            OpsKind::UnTracked(prep) => prep.finish(B::ssim_value(
-                img1.into_primitive(),
-                img2.into_primitive(),
-                config,
-            )),
-        }
+        tracked_value::<B, C>(img1, img2, None, config)
+    }
+
+    fn ssim_window_masked_value(
+        img1: FloatTensor<Self>,
+        img2: FloatTensor<Self>,
+        mask: FloatTensor<Self>,
+        config: SsimKernelConfig,
+    ) -> FloatTensor<Self> {
+        tracked_value::<B, C>(img1, img2, Some(mask.into_primitive()), config)
+    }
+
+    fn ssim_window_masked_value_with_partials(
+        img1: FloatTensor<Self>,
+        img2: FloatTensor<Self>,
+        mask: FloatTensor<Self>,
+        config: SsimKernelConfig,
+        targets: GradTargets,
+    ) -> (FloatTensor<Self>, FloatTensor<Self>) {
+        let (value, partials) = B::ssim_window_masked_value_with_partials(
+            img1.into_primitive(),
+            img2.into_primitive(),
+            mask.into_primitive(),
+            config,
+            targets,
+        );
+        (Self::from_inner(value), Self::from_inner(partials))
+    }
+
+    fn ssim_window_masked_backward(
+        img1: FloatTensor<Self>,
+        img2: FloatTensor<Self>,
+        mask: FloatTensor<Self>,
+        partials: FloatTensor<Self>,
+        upstream: FloatTensor<Self>,
+        config: SsimKernelConfig,
+        targets: GradTargets,
+    ) -> FloatTensor<Self> {
+        Self::from_inner(B::ssim_window_masked_backward(
+            img1.into_primitive(),
+            img2.into_primitive(),
+            mask.into_primitive(),
+            partials.into_primitive(),
+            upstream.into_primitive(),
+            config,
+            targets,
+        ))
     }
 
     fn ssim_value_with_partials(

@@ -186,6 +186,40 @@ pub trait SsimBackend: Backend {
         targets: GradTargets,
     ) -> FloatTensor<Self>;
 
+    /// [`SsimBackend::ssim_value`] under a window mask (normalised convolution): every window
+    /// statistic is the weighted mean over the window's pixels with `mask`'s weights
+    /// (`[batch, 1 or channels, height, width]`, f32 in [0, 1], taken as 1 outside the
+    /// image); a pixel whose window holds no weight has the value 0. 2D only; `config` asks
+    /// for the map ([`KernelReduction::Map`]) and no L1 term.
+    fn ssim_window_masked_value(
+        img1: FloatTensor<Self>,
+        img2: FloatTensor<Self>,
+        mask: FloatTensor<Self>,
+        config: SsimKernelConfig,
+    ) -> FloatTensor<Self>;
+
+    /// [`SsimBackend::ssim_value_with_partials`] under a window mask (see
+    /// [`SsimBackend::ssim_window_masked_value`]).
+    fn ssim_window_masked_value_with_partials(
+        img1: FloatTensor<Self>,
+        img2: FloatTensor<Self>,
+        mask: FloatTensor<Self>,
+        config: SsimKernelConfig,
+        targets: GradTargets,
+    ) -> (FloatTensor<Self>, FloatTensor<Self>);
+
+    /// [`SsimBackend::ssim_backward`] of [`SsimBackend::ssim_window_masked_value`], from the
+    /// partials of [`SsimBackend::ssim_window_masked_value_with_partials`].
+    fn ssim_window_masked_backward(
+        img1: FloatTensor<Self>,
+        img2: FloatTensor<Self>,
+        mask: FloatTensor<Self>,
+        partials: FloatTensor<Self>,
+        upstream: FloatTensor<Self>,
+        config: SsimKernelConfig,
+        targets: GradTargets,
+    ) -> FloatTensor<Self>;
+
     /// [`SsimBackend::ssim_value`] of a float `img1` and an integer `img2` (`q / 255`).
     fn ssim_value_unorm8(
         img1: FloatTensor<Self>,

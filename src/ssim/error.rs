@@ -90,6 +90,9 @@ pub enum SsimError {
     /// included).
     #[error("fused_ssim_masked: {0}")]
     BadMask(String),
+    /// [`MaskMode::Window`](super::MaskMode::Window) on volumes: window masks are 2D only.
+    #[error("fused_ssim_masked: window masks are 2D only; use MaskMode::Weights for volumes")]
+    WindowMaskIn3d,
     /// Too many planes (slices in 3D) for one launch grid.
     #[error(
         "fused_ssim: batch × channels (× depth in 3D) = {0} exceeds the 65535 planes one launch can hold"

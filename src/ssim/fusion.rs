@@ -67,6 +67,68 @@ impl<B: FusionBackend + SsimBackend> SsimBackend for Fusion<B> {
         grads
     }
 
+    fn ssim_window_masked_value(
+        img1: Lazy<B>,
+        img2: Lazy<B>,
+        mask: Lazy<B>,
+        config: SsimKernelConfig,
+    ) -> Lazy<B> {
+        let value = config.value_shape(&img1.shape);
+        let [value] = register_float_op::<B, 3, 1>(
+            format!("burn_sad::ssim_window_masked_value::{config:?}"),
+            [img1, img2, mask],
+            [(value, DType::F32)],
+            move |[img1, img2, mask]| [B::ssim_window_masked_value(img1, img2, mask, config)],
+        );
+        value
+    }
+
+    fn ssim_window_masked_value_with_partials(
+        img1: Lazy<B>,
+        img2: Lazy<B>,
+        mask: Lazy<B>,
+        config: SsimKernelConfig,
+        targets: GradTargets,
+    ) -> (Lazy<B>, Lazy<B>) {
+        let partials = stacked_shape(targets.partial_count(), &img1.shape);
+        let value = config.value_shape(&img1.shape);
+        let [value, partials] = register_float_op::<B, 3, 2>(
+            format!("burn_sad::ssim_window_masked_value_with_partials::{config:?}::{targets:?}"),
+            [img1, img2, mask],
+            [(value, DType::F32), (partials, DType::F32)],
+            move |[img1, img2, mask]| {
+                let (value, partials) =
+                    B::ssim_window_masked_value_with_partials(img1, img2, mask, config, targets);
+                [value, partials]
+            },
+        );
+        (value, partials)
+    }
+
+    fn ssim_window_masked_backward(
+        img1: Lazy<B>,
+        img2: Lazy<B>,
+        mask: Lazy<B>,
+        partials: Lazy<B>,
+        upstream: Lazy<B>,
+        config: SsimKernelConfig,
+        targets: GradTargets,
+    ) -> Lazy<B> {
+        let dtype = if targets.img1 { img1.dtype } else { img2.dtype };
+        let grads = stacked_shape(targets.grad_count(), &img1.shape);
+        let [grads] = register_float_op::<B, 5, 1>(
+            format!("burn_sad::ssim_window_masked_backward::{config:?}::{targets:?}"),
+            [img1, img2, mask, partials, upstream],
+            [(grads, dtype)],
+            move |[img1, img2, mask, partials, upstream]| {
+                [B::ssim_window_masked_backward(
+                    img1, img2, mask, partials, upstream, config, targets,
+                )]
+            },
+        );
+        grads
+    }
+
     fn ssim_value_unorm8(img1: Lazy<B>, img2: Lazy<B>, config: SsimKernelConfig) -> Lazy<B> {
         let value = (config.value_shape(&img1.shape), DType::F32);
         let [value] = queue!(format!("burn_sad::ssim_value_unorm8::{config:?}");

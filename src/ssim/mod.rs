@@ -50,6 +50,8 @@ pub use msssim::{
     MS_SSIM_WEIGHTS, MsSsimOptions, MsSsimReduction, ms_ssim, ms_ssim_reduced, ms_ssim_reference,
     try_ms_ssim, try_ms_ssim_reduced,
 };
-pub use options::{Padding, SsimLayout, SsimMemory, SsimOptions};
+pub use options::{MaskMode, Padding, SsimLayout, SsimMemory, SsimOptions};
 pub use reduction::{Map, Mean, PerChannel, PerImage, SsimReduction};
-pub use reference::{ssim_reference, ssim_reference_reduced, ssim3d_reference};
+pub use reference::{
+    ssim_masked_reference, ssim_reference, ssim_reference_reduced, ssim3d_reference,
+};

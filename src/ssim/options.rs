@@ -165,6 +165,51 @@ impl std::str::FromStr for SsimMemory {
     }
 }
 
+/// How [`fused_ssim_masked`](super::fused_ssim_masked) uses its mask.
+///
+/// - [`MaskMode::Weights`] computes SSIM on the whole images and weights the map pixel by
+///   pixel: a window that straddles the mask's edge still sees the pixels outside it. Cheap (the
+///   unmasked kernels, then a weighted mean), and right when the pixels outside the mask are
+///   valid data that should simply not count, as with a 3DGS ground truth's alpha.
+/// - [`MaskMode::Window`] is normalised convolution: every window statistic (means, variances,
+///   covariance) is a weighted mean over the window's masked pixels only, the weights
+///   renormalised (the blur of `m·x` over the blur of `m`), and the map is then averaged with
+///   the mask's weights. Pixels outside the mask never enter a statistic, so garbage behind a
+///   hole (an occluder, a missing region, an undefined depth) cannot leak into the SSIM of the
+///   pixels around it. The image's border still counts as zero padding (the mask is taken as
+///   1 outside the image), so a mask of ones gives the unmasked op. One more blurred statistic
+///   and a division per pixel; 2D only.
+///
+/// ```
+/// use burn_sad::ssim::{MaskMode, SsimOptions};
+///
+/// let options = SsimOptions::default().with_mask_mode(MaskMode::Window);
+/// assert_eq!(options.mask_mode, MaskMode::Window);
+/// assert_eq!("window".parse::<MaskMode>(), Ok(MaskMode::Window));
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum MaskMode {
+    /// The unmasked SSIM map, weighted pixel by pixel.
+    #[default]
+    Weights,
+    /// Every window statistic over the masked pixels only (normalised convolution).
+    Window,
+}
+
+impl std::str::FromStr for MaskMode {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "weights" => Ok(Self::Weights),
+            "window" => Ok(Self::Window),
+            other => Err(format!(
+                "unknown mask mode `{other}`: expected `weights` or `window`"
+            )),
+        }
+    }
+}
+
 /// Options of [`fused_ssim`](super::fused_ssim).
 ///
 /// The defaults are the reference definition: `Same` padding, an 11-tap window, σ = 1.5, with
@@ -182,6 +227,9 @@ pub struct SsimOptions {
     /// What a training forward keeps for its backward (memory against time; ignored by the
     /// reference ops).
     pub memory: SsimMemory,
+    /// How [`fused_ssim_masked`](super::fused_ssim_masked) uses its mask (ignored by the
+    /// unmasked ops).
+    pub mask_mode: MaskMode,
 }
 
 impl SsimOptions {
@@ -192,6 +240,7 @@ impl SsimOptions {
         sigma: DEFAULT_SIGMA,
         layout: SsimLayout::DEFAULT,
         memory: SsimMemory::Store,
+        mask_mode: MaskMode::Weights,
     };
 
     /// The same options with another padding.
@@ -210,6 +259,12 @@ impl SsimOptions {
     /// The same options with another memory mode.
     pub fn with_memory(mut self, memory: SsimMemory) -> Self {
         self.memory = memory;
+        self
+    }
+
+    /// The same options with another mask mode.
+    pub fn with_mask_mode(mut self, mask_mode: MaskMode) -> Self {
+        self.mask_mode = mask_mode;
         self
     }
 

@@ -1,8 +1,10 @@
 //! What the SSIM ops reduce their per-pixel map to: the types of [`SsimReduction`].
 
+use std::ops::Range;
+
 use burn::tensor::Tensor;
 
-use super::KernelReduction;
+use super::{KernelReduction, SsimKernelConfig};
 
 /// How an SSIM op reduces its map, and the tensor it returns: [`Mean`] (`[1]`), [`PerImage`]
 /// (`[batch]`), [`PerChannel`] (`[batch, channels]`) or [`Map`] (the map itself, of the inputs'
@@ -80,6 +82,24 @@ fn plane_sums<const D: usize>(map: Tensor<D>, weights: Tensor<D>) -> (Tensor<2>,
     let flat = |t: Tensor<D>| t.reshape([dims[0] as i32, dims[1] as i32, -1]);
     let weighted = flat(map * weights.clone()).sum_dim(2).reshape(planes);
     (weighted, flat(weights).sum_dim(2).reshape(planes))
+}
+
+/// Reduces the masked op's `map` (of `config`'s map region) as `reduction` says, weighted by
+/// `mask` (`[batch, 1 or channels, ..]` of the images, cropped as the map is).
+pub(crate) fn weigh_by_mask<const D: usize, R: SsimReduction<D>>(
+    map: Tensor<D>,
+    mask: Tensor<D>,
+    config: &SsimKernelConfig,
+    reduction: R,
+) -> R::Output {
+    let dims = map.dims();
+    let crop = config.crop();
+    let region: [Range<usize>; D] = std::array::from_fn(|axis| match axis {
+        0 | 1 => 0..mask.dims()[axis],
+        _ => crop..crop + dims[axis],
+    });
+    let weights = mask.detach().slice(region).expand(dims);
+    reduction.weighted(map, weights)
 }
 
 /// `sums / totals`, and 0 where a total is 0.

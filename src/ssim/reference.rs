@@ -9,7 +9,8 @@ use burn::tensor::ops::ConvOptions;
 use burn::tensor::{DType, Tensor, TensorData};
 use burn_sad_kernels::ssim::{C1, C2, SsimTerm, gaussian_taps};
 
-use super::{KernelReduction, Padding, SsimKernelConfig, SsimOptions, SsimReduction};
+use super::reduction::weigh_by_mask;
+use super::{KernelReduction, MaskMode, Padding, SsimKernelConfig, SsimOptions, SsimReduction};
 
 /// Mean SSIM computed with separable `conv2d` calls (zero padding for `Same`, none for `Valid`).
 ///
@@ -109,7 +110,11 @@ fn term_map<const D: usize>(
         .chunk(5, 0)
         .try_into()
         .expect("five statistics were stacked");
+    term_of_moments([mu1, mu2, e11, e22, e12], config.term)
+}
 
+/// The term at each pixel from its blurred moments μ₁, μ₂, E\[x²\], E\[y²\], E\[xy\].
+fn term_of_moments([mu1, mu2, e11, e22, e12]: [Tensor<2>; 5], term: SsimTerm) -> Tensor<2> {
     let mu1_sq = mu1.clone() * mu1.clone();
     let mu2_sq = mu2.clone() * mu2.clone();
     let mu12 = mu1 * mu2;
@@ -117,13 +122,99 @@ fn term_map<const D: usize>(
     let var2 = clamp_value_at_zero(e22 - mu2_sq.clone());
     let cov = e12 - mu12.clone();
     let contrast_structure = cov.mul_scalar(2.0).add_scalar(C2) / (var1 + var2).add_scalar(C2);
-    match config.term {
+    match term {
         SsimTerm::ContrastStructure => contrast_structure,
         SsimTerm::Ssim => {
             let luminance = mu12.mul_scalar(2.0).add_scalar(C1) / (mu1_sq + mu2_sq).add_scalar(C1);
             (luminance * contrast_structure).clamp(-1.0, 1.0)
         }
     }
+}
+
+/// The plain-tensor reference of [`fused_ssim_masked`](super::fused_ssim_masked), in both
+/// [`MaskMode`]s (`options.mask_mode`), for any [`SsimReduction`]. Inputs are not validated.
+pub fn ssim_masked_reference<const D: usize, R: SsimReduction<D>>(
+    img1: Tensor<D>,
+    img2: Tensor<D>,
+    mask: Tensor<D>,
+    options: SsimOptions,
+    reduction: R,
+) -> R::Output {
+    let config = SsimKernelConfig {
+        reduction: KernelReduction::Map,
+        ..options.into()
+    };
+    let dims = config.map_dims(img1.dims());
+    let map: Tensor<D> = match options.mask_mode {
+        MaskMode::Weights => reference_value(img1, img2, config),
+        MaskMode::Window => window_masked_reference_value(img1, img2, mask.clone(), config),
+    }
+    .reshape(dims);
+    weigh_by_mask(map, mask, &config, reduction)
+}
+
+/// The map of [`MaskMode::Window`] with plain tensor ops, flattened (`config` asks for the
+/// map, no L1): the blurs of `m`, `m·x`, `m·y`, `m·x²`, `m·y²`, `m·xy` over explicitly padded
+/// planes (images padded with 0, the mask with 1, as the kernels stage them), the moments
+/// their ratios to the blurred mask, and 0 where the window holds no weight. 2D inputs; the
+/// mask is `[batch, 1 or channels, height, width]` and is not differentiated.
+pub(crate) fn window_masked_reference_value<const D: usize>(
+    img1: Tensor<D>,
+    img2: Tensor<D>,
+    mask: Tensor<D>,
+    config: SsimKernelConfig,
+) -> Tensor<1> {
+    let dims = img1.dims();
+    assert!(D == 4, "window masks are 2D only");
+    let (planes, height, width) = (dims[0] * dims[1], dims[2], dims[3]);
+    let device = img1.device();
+    let pad = match config.padding {
+        Padding::Same => config.radius,
+        Padding::Valid => 0,
+    };
+    let padded = |plane: Tensor<D>, outside: f32| -> Tensor<3> {
+        let plane = plane.cast(DType::F32).reshape([planes, height, width]);
+        if pad == 0 {
+            return plane;
+        }
+        let shape = [planes, height + 2 * pad, width + 2 * pad];
+        Tensor::<3>::full(shape, outside, &device)
+            .slice_assign([0..planes, pad..pad + height, pad..pad + width], plane)
+    };
+    let x = padded(img1, 0.0);
+    let y = padded(img2, 0.0);
+    let m = padded(mask.detach().expand(dims), 1.0);
+    let (mx, my) = (m.clone() * x.clone(), m.clone() * y.clone());
+    let stats = Tensor::cat(
+        vec![
+            m,
+            mx.clone(),
+            my.clone(),
+            mx.clone() * x,
+            my * y.clone(),
+            mx * y,
+        ],
+        0,
+    )
+    .reshape([6 * planes as i32, -1]);
+    // The padding is explicit: blur the padded planes without any.
+    let unpadded = SsimKernelConfig {
+        padding: Padding::Valid,
+        ..config
+    };
+    let blurred = blur(stats, &[height + 2 * pad, width + 2 * pad], &unpadded);
+    let [weight, s1, s2, s11, s22, s12] = blurred
+        .chunk(6, 0)
+        .try_into()
+        .expect("six statistics were stacked");
+    let covered = weight.clone().greater_elem(0.0);
+    let inverse = weight
+        .clamp_min(f32::MIN_POSITIVE)
+        .recip()
+        .mask_fill(covered.clone().bool_not(), 0.0);
+    let moments = [s1, s2, s11, s22, s12].map(|s| s * inverse.clone());
+    let map = term_of_moments(moments, config.term) * covered.float();
+    map.reshape([-1]).mul_scalar(config.ssim_weight)
 }
 
 /// Separable Gaussian blur of `rows` (each a flattened map of `spatial` extent) along every

@@ -22,4 +22,5 @@ mod ssim_dtypes;
 mod ssim_losses;
 mod ssim_memory;
 mod ssim_reductions;
+mod ssim_window_masks;
 mod vendor_patches;

@@ -26,11 +26,11 @@ const SMALL_VALID: SsimOptions = SsimOptions {
 const MAP_ATOL: f32 = 2e-4;
 
 /// An op's output values and its two inputs' gradients.
-type Outputs = (Vec<f32>, Vec<f32>, Vec<f32>);
+pub(crate) type Outputs = (Vec<f32>, Vec<f32>, Vec<f32>);
 
 /// `Σ w · op(a, b)` for fixed weights `w` of the output's size, with its gradients: the
 /// backward sees an upstream gradient that differs per element.
-fn weighted_value_and_grads<const D: usize, const R: usize>(
+pub(crate) fn weighted_value_and_grads<const D: usize, const R: usize>(
     op: impl Fn(Tensor<D>, Tensor<D>) -> Tensor<R>,
     img1: &Tensor<D>,
     img2: &Tensor<D>,
@@ -48,9 +48,25 @@ fn weighted_value_and_grads<const D: usize, const R: usize>(
 
 /// Values and both gradients of `fused` against `expected` (as `weighted_value_and_grads`
 /// returns them), the gradients relative to the largest expected one.
-fn assert_matches(fused: &Outputs, expected: &Outputs, what: &str) {
+pub(crate) fn assert_matches(fused: &Outputs, expected: &Outputs, what: &str) {
     // Per-pixel map values of two f32 evaluations: E[x²] − μ² cancels differently in each.
-    assert_close(&fused.0, &expected.0, 2e-5, 1e-5, &format!("{what} value"));
+    assert_matches_within(fused, expected, 2e-5, what);
+}
+
+/// [`assert_matches`] with the values `value_atol` apart at most.
+pub(crate) fn assert_matches_within(
+    fused: &Outputs,
+    expected: &Outputs,
+    value_atol: f32,
+    what: &str,
+) {
+    assert_close(
+        &fused.0,
+        &expected.0,
+        value_atol,
+        1e-5,
+        &format!("{what} value"),
+    );
     let scale = expected.1.iter().fold(0f32, |m, g| m.max(g.abs()));
     assert!(scale > 0.0, "{what}: the expected gradient is all zero");
     assert_close(
@@ -349,7 +365,7 @@ fn map_of_a_real_photo_matches_float64() {
 }
 
 /// A smooth mask in [0, 1] with exact zeros and ones, one channel or `channels`.
-fn mask(shape: [usize; 4], device: &Device) -> Tensor<4> {
+pub(crate) fn mask(shape: [usize; 4], device: &Device) -> Tensor<4> {
     random(shape, 27, device)
         .mul_scalar(1.6)
         .sub_scalar(0.3)

@@ -6,63 +6,69 @@
 
 use cubecl::prelude::*;
 
+use super::args::{BackwardArgs, BackwardConfig, BackwardOutput, Upstream};
 use super::load::{InputEncoding, load_input};
 use super::ring::blur_ring;
 use super::window::gaussian_taps;
-use super::{COLUMNS, COVARIANCE_SLOT, GradTargets, SIGMA_SQ_SLOT, StripLayout};
+use super::{COLUMNS, COVARIANCE_SLOT, SIGMA_SQ_SLOT};
 
 /// Computes the input gradients for one tile of one plane (layout as in the forward).
 ///
 /// - `partials`: the stack written by the training forward with the same `targets`.
-/// - `upstream[plane · upstream_stride]`: the upstream gradient of this plane's forward value
-///   (stride 0 when the forward summed all planes into one value).
-/// - With `map_upstream`, `upstream` is instead one gradient per pixel, `[planes·height·width]`
-///   (of a forward that wrote the map, zero outside the map region): every partial map is
-///   weighted by it as it is staged, and the L1 step at each pixel by its own value
-///   (`upstream_stride` is unused). In `blur_only` mode the staged maps are weighted too.
-/// - `ssim_scale`, `l1_scale`, `l1`: as in the forward.
+/// - `upstream[plane · args.upstream_stride]` ([`Upstream::PerPlane`]): the upstream gradient
+///   of this plane's forward value (stride 0 when the forward summed all planes into one value).
+/// - With [`Upstream::PerPixel`], `upstream` is instead one gradient per pixel,
+///   `[planes·height·width]` (of a forward that wrote the map, zero outside the map region):
+///   every partial map is weighted by it as it is staged, and the L1 step at each pixel by its
+///   own value (`upstream_stride` is unused). For 3D's in-slice stage the staged maps are
+///   weighted too.
+/// - `args.ssim_scale`, `args.l1_scale`, `config.l1`: as in the forward.
 /// - `img1`, `img2`: the inputs in their storage types, read as `F` (see the forward);
 ///   `partials`, `upstream` are `F`.
+/// - `mask`: under `config.window_mask`, the forward's mask (`planes / args.planes_per_mask`
+///   planes): each gradient is the blurred partials times the pixel's weight. Unused otherwise
+///   (may be one element).
 /// - `grads`: `[grad_count, planes·height·width]` of `G` (the tracked inputs' float type),
 ///   img1's gradient first when both are tracked.
-/// - With `blur_only`, the kernel is the in-slice stage of the 3D backward instead: it writes
-///   the XY-blurred partial maps as a `[partial_count, planes·height·width]` stack into `grads`
-///   of `G = F` (`img1`, `img2` and the scales are then unused).
+/// - With [`BackwardOutput::BlurredPartials`], the kernel is the in-slice stage of the 3D
+///   backward instead: it writes the XY-blurred partial maps as a
+///   `[partial_count, planes·height·width]` stack into `grads` of `G = F` (`img1`, `img2`, the
+///   mask and the scales are then unused).
+///
+/// Launch with a `(COLUMNS, layout.strips)` cube and a
+/// `(⌈W / COLUMNS⌉, ⌈H / layout.tile_rows()⌉, planes)` grid.
 #[cube(launch, launch_unchecked)]
 #[allow(clippy::too_many_arguments)]
 pub fn ssim_backward_kernel<F: Float, I1: Numeric, I2: Numeric, G: Float>(
     img1: &Tensor<I1>,
     img2: &Tensor<I2>,
+    mask: &Tensor<F>,
     partials: &Tensor<F>,
     upstream: &Tensor<F>,
     grads: &mut Tensor<G>,
-    height: usize,
-    width: usize,
-    upstream_stride: usize,
-    ssim_scale: f32,
-    l1_scale: f32,
-    #[comptime] radius: usize,
-    #[comptime] sigma_bits: u32,
-    #[comptime] layout: StripLayout,
-    #[comptime] l1: bool,
-    #[comptime] targets: GradTargets,
-    #[comptime] blur_only: bool,
-    #[comptime] map_upstream: bool,
-    #[comptime] img2_encoding: InputEncoding,
+    args: BackwardArgs,
+    #[comptime] config: BackwardConfig,
     #[define(F, I1, I2, G)] _dtypes: [ElemType; 4],
 ) {
-    let taps = comptime![gaussian_taps(radius, sigma_bits)];
+    let radius = comptime![config.radius];
+    let layout = comptime![config.layout];
+    let targets = comptime![config.targets];
+    let per_pixel = comptime![config.upstream == Upstream::PerPixel];
+    let taps = comptime![gaussian_taps(radius, config.sigma_bits)];
     let taps_len = comptime![2 * radius + 1];
     let maps = comptime![targets.partial_count()];
     let span_x = comptime![COLUMNS + 2 * radius];
     let span_y = comptime![layout.tile_rows() + 2 * radius];
     let plane_stride = comptime![span_x * span_y];
+    let height = args.height;
+    let width = args.width;
     let unit = UNIT_POS as usize;
     let column = UNIT_POS_X as usize;
     let strip = UNIT_POS_Y as usize;
     let x0 = CUBE_POS_X as usize * COLUMNS;
     let y0 = CUBE_POS_Y as usize * comptime![layout.tile_rows()];
     let plane_base = CUBE_POS_Z as usize * height * width;
+    let mask_base = (CUBE_POS_Z as usize / args.planes_per_mask) * height * width;
     let total = img1.len();
 
     // Stage the partial maps over the tile and its apron, planar, zero outside the image.
@@ -74,7 +80,7 @@ pub fn ssim_backward_kernel<F: Float, I1: Numeric, I2: Numeric, G: Float>(
         let inside = sy >= radius && sy < height + radius && sx >= radius && sx < width + radius;
         let idx = plane_base + (sy - radius) * width + sx - radius;
         let mut weight = F::new(1.0);
-        if comptime![map_upstream] {
+        if comptime![per_pixel] {
             if inside {
                 weight = upstream[idx];
             }
@@ -84,7 +90,7 @@ pub fn ssim_backward_kernel<F: Float, I1: Numeric, I2: Numeric, G: Float>(
             let mut v = F::new(0.0);
             if inside {
                 v = partials[m * total + idx];
-                if comptime![map_upstream] {
+                if comptime![per_pixel] {
                     v *= weight;
                 }
             }
@@ -97,11 +103,11 @@ pub fn ssim_backward_kernel<F: Float, I1: Numeric, I2: Numeric, G: Float>(
     let x = x0 + column;
     let first_row = strip * comptime![layout.rows];
     let mut plane_upstream = F::new(1.0);
-    if comptime![!map_upstream] {
-        plane_upstream = upstream[CUBE_POS_Z as usize * upstream_stride];
+    if comptime![!per_pixel] {
+        plane_upstream = upstream[CUBE_POS_Z as usize * args.upstream_stride];
     }
-    let scale = plane_upstream * F::cast_from(ssim_scale);
-    let l1_step = plane_upstream * F::cast_from(l1_scale);
+    let scale = plane_upstream * F::cast_from(args.ssim_scale);
+    let l1_step = plane_upstream * F::cast_from(args.l1_scale);
     let two = F::new(2.0);
     let mut ring = Array::<F>::new(comptime![maps * taps_len]);
     #[unroll]
@@ -121,9 +127,9 @@ pub fn ssim_backward_kernel<F: Float, I1: Numeric, I2: Numeric, G: Float>(
 
         if comptime![r >= 2 * radius] {
             let out = comptime![r - 2 * radius];
-            let v = blur_ring::<F>(&ring, out, radius, sigma_bits, maps);
+            let v = blur_ring::<F>(&ring, out, radius, config.sigma_bits, maps);
             let y = y0 + first_row + out;
-            if comptime![blur_only] {
+            if comptime![config.output == BackwardOutput::BlurredPartials] {
                 if x < width && y < height {
                     let idx = plane_base + y * width + x;
                     #[unroll]
@@ -133,16 +139,22 @@ pub fn ssim_backward_kernel<F: Float, I1: Numeric, I2: Numeric, G: Float>(
                 }
             } else {
                 if x < width && y < height {
-                    let idx = plane_base + y * width + x;
+                    let offset = y * width + x;
+                    let idx = plane_base + offset;
                     let a = load_input::<F, I1>(img1, idx, InputEncoding::Float);
-                    let b = load_input::<F, I2>(img2, idx, img2_encoding);
+                    let b = load_input::<F, I2>(img2, idx, comptime![config.img2_encoding]);
                     let g_var = v[comptime![SIGMA_SQ_SLOT]];
                     let g_cov = v[comptime![COVARIANCE_SLOT]];
+                    // Under a window mask a pixel enters every statistic times its weight.
+                    let mut ssim_step = scale;
+                    if comptime![config.window_mask] {
+                        ssim_step *= mask[mask_base + offset];
+                    }
                     // d|a − b|/da = sign(a − b), zero at a = b.
                     let mut l1_grad = F::new(0.0);
-                    if comptime![l1] {
+                    if comptime![config.l1] {
                         let mut step = l1_step;
-                        if comptime![map_upstream] {
+                        if comptime![per_pixel] {
                             step *= upstream[idx];
                         }
                         if a > b {
@@ -154,14 +166,16 @@ pub fn ssim_backward_kernel<F: Float, I1: Numeric, I2: Numeric, G: Float>(
                     }
                     if comptime![targets.img1] {
                         let g_mu = v[comptime![targets.mu1_slot()]];
-                        grads[idx] =
-                            G::cast_from(scale * (g_mu + two * a * g_var + b * g_cov) + l1_grad);
+                        grads[idx] = G::cast_from(
+                            ssim_step * (g_mu + two * a * g_var + b * g_cov) + l1_grad,
+                        );
                     }
                     if comptime![targets.img2] {
                         let g_mu = v[comptime![targets.mu2_slot()]];
                         let slot = comptime![targets.img1 as usize];
-                        grads[slot * total + idx] =
-                            G::cast_from(scale * (g_mu + two * b * g_var + a * g_cov) - l1_grad);
+                        grads[slot * total + idx] = G::cast_from(
+                            ssim_step * (g_mu + two * b * g_var + a * g_cov) - l1_grad,
+                        );
                     }
                 }
             }

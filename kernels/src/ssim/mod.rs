@@ -26,6 +26,8 @@
 )]
 
 #[allow(missing_docs)] // CubeCL-generated launch items: see the crate root.
+mod args;
+#[allow(missing_docs)] // CubeCL-generated launch items: see the crate root.
 mod backward;
 #[allow(missing_docs)] // CubeCL-generated launch items: see the crate root.
 mod depth_backward;
@@ -39,6 +41,10 @@ mod reduce;
 mod ring;
 mod window;
 
+pub use args::{
+    BackwardArgs, BackwardArgsLaunch, BackwardConfig, BackwardOutput, ForwardArgs,
+    ForwardArgsLaunch, ForwardConfig, ForwardOutput, Upstream,
+};
 pub use backward::ssim_backward_kernel;
 pub use depth_backward::ssim3d_depth_backward_kernel;
 pub use depth_forward::ssim3d_depth_forward_kernel;

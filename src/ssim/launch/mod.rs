@@ -4,8 +4,9 @@ use burn::backend::{TensorMetadata, cubecl::dtype_to_storage_type, ops::FloatTen
 use burn::tensor::{DType, Shape, Slice};
 use burn_cubecl::{CubeBackend, kernel::into_contiguous, tensor::CubeTensor};
 use burn_sad_kernels::ssim::{
-    C1, C2, COLUMNS, GradTargets, InputEncoding, StripLayout, ssim_backward_kernel,
-    ssim_forward_kernel,
+    BackwardArgsLaunch, BackwardConfig, BackwardOutput, C1, C2, COLUMNS, ForwardArgsLaunch,
+    ForwardConfig, ForwardOutput, GradTargets, InputEncoding, StripLayout, Upstream,
+    ssim_backward_kernel, ssim_forward_kernel,
 };
 use cubecl::ir::ElemType;
 use cubecl::{CubeCount, CubeDim};
@@ -106,10 +107,57 @@ pub(super) fn backward_types(img1: &CubeTensor, img2: &CubeTensor, grads: DType)
     [f, i1, i2, dtype_to_storage_type(grads)]
 }
 
+/// A window mask ready for the kernels: contiguous f32 planes, and how many image planes share
+/// each of its planes (the channel count for a one-channel mask, else 1).
+struct KernelMask {
+    tensor: CubeTensor,
+    planes_per_mask: usize,
+}
+
+impl KernelMask {
+    /// Checks `mask` against the images' `shape` (`[batch, 1 or channels, height, width]`) for
+    /// the kernels' unchecked reads.
+    fn of(mask: CubeTensor, shape: &Shape, op: &str) -> Self {
+        let mask = into_contiguous(mask);
+        let dims = mask.shape();
+        let channels = shape[1];
+        let fits = dims.num_dims() == shape.num_dims()
+            && dims[0] == shape[0]
+            && (dims[1] == 1 || dims[1] == channels)
+            && dims[2..] == shape[2..];
+        assert!(
+            fits && mask.dtype == DType::F32,
+            "{op}: the mask is {:?} of {:?}, expected f32 [batch, 1 or channels, ..] of the images' {:?}",
+            dims.as_slice(),
+            mask.dtype,
+            shape.as_slice()
+        );
+        let planes_per_mask = if dims[1] == 1 { channels } else { 1 };
+        Self {
+            tensor: mask,
+            planes_per_mask,
+        }
+    }
+
+    /// `mask` checked by [`KernelMask::of`], or without one a one-element placeholder the
+    /// kernels do not read.
+    fn new(mask: Option<CubeTensor>, images: &CubeTensor, op: &str) -> Self {
+        match mask {
+            Some(mask) => Self::of(mask, &images.shape(), op),
+            None => Self {
+                tensor: empty_f32(images, Shape::new([1])),
+                planes_per_mask: 1,
+            },
+        }
+    }
+}
+
 /// Runs the forward kernel; returns the mean SSIM and, when `targets` is given, the partials.
+/// With a window `mask`, the statistics are normalised convolutions over its weights.
 fn forward(
     img1: CubeTensor,
     img2: CubeTensor,
+    mask: Option<CubeTensor>,
     config: SsimKernelConfig,
     targets: Option<GradTargets>,
 ) -> (CubeTensor, CubeTensor) {
@@ -117,8 +165,27 @@ fn forward(
     let img2 = into_contiguous(img2);
     // The kernel reads both images at the same indices, unchecked.
     expect_dims("fused_ssim", "img2", &img2, img1.shape().as_slice());
-    // Both images are staged, interleaved.
-    let layout = layout(&config, true, 2, F32_BYTES);
+    let window_mask = mask.is_some();
+    let mask = KernelMask::new(mask, &img1, "fused_ssim_masked");
+    let kernel = ForwardConfig {
+        radius: config.radius,
+        sigma_bits: config.sigma_bits,
+        // Set below, once the staged maps' size is known.
+        layout: StripLayout { rows: 1, strips: 1 },
+        term: config.term,
+        l1: config.has_l1(),
+        targets,
+        output: if config.is_map() {
+            ForwardOutput::Map
+        } else {
+            ForwardOutput::TileSums
+        },
+        img2_encoding: encoding(&img2),
+        window_mask,
+    };
+    // Both images (and a window mask) are staged, interleaved.
+    let layout = layout(&config, true, kernel.staged_maps(), F32_BYTES);
+    let kernel = ForwardConfig { layout, ..kernel };
     let geometry = Geometry::of(&img1, layout);
     // The map takes the tile sums' place, at the image's size.
     let tile_sums = if config.is_map() {
@@ -137,24 +204,20 @@ fn forward(
         geometry.dim,
         img1.clone().into_tensor_arg(),
         img2.clone().into_tensor_arg(),
+        mask.tensor.into_tensor_arg(),
         tile_sums.clone().into_tensor_arg(),
         partials.clone().into_tensor_arg(),
-        geometry.height,
-        geometry.width,
-        config.crop(),
-        ssim_scale,
-        l1_scale,
-        C1,
-        C2,
-        config.radius,
-        config.sigma_bits,
-        layout,
-        config.term,
-        config.has_l1(),
-        targets,
-        false,
-        config.is_map(),
-        encoding(&img2),
+        ForwardArgsLaunch::new(
+            geometry.height,
+            geometry.width,
+            config.crop(),
+            mask.planes_per_mask,
+            ssim_scale,
+            l1_scale,
+            C1,
+            C2,
+        ),
+        kernel,
         input_types(&img1, &img2),
     ));
     let value = reduce_tile_sums(tile_sums, config, geometry.planes);
@@ -223,12 +286,103 @@ fn is_volume(tensor: &CubeTensor) -> bool {
     tensor.shape().num_dims() == 5
 }
 
+/// What a 3D op under a window mask gets: the API refuses it first.
+const NO_3D_WINDOW_MASK: &str = "fused_ssim_masked: window masks are 2D only";
+
+/// Runs the 2D backward kernel: the tracked inputs' gradients, stacked (see
+/// [`SsimBackend::ssim_backward`]); under a window `mask`, of the masked forward.
+fn backward(
+    img1: CubeTensor,
+    img2: CubeTensor,
+    mask: Option<CubeTensor>,
+    partials: CubeTensor,
+    upstream: CubeTensor,
+    config: SsimKernelConfig,
+    targets: GradTargets,
+) -> CubeTensor {
+    let img1 = into_contiguous(img1);
+    let img2 = into_contiguous(img2);
+    let partials = into_contiguous(partials);
+    let layout = layout(&config, false, targets.partial_count(), F32_BYTES);
+    let geometry = Geometry::of(&img1, layout);
+    // The kernel reads these at indices derived from img1's shape, unchecked.
+    expect_dims(
+        "fused_ssim backward",
+        "img2",
+        &img2,
+        img1.shape().as_slice(),
+    );
+    let stacked = stacked_shape(targets.partial_count(), &img1.shape());
+    expect_dims(
+        "fused_ssim backward",
+        "partials",
+        &partials,
+        stacked.as_slice(),
+    );
+    let upstream_len = config.value_shape(&img1.shape()).num_elements();
+    assert!(
+        upstream.shape().num_elements() == upstream_len,
+        "fused_ssim backward: the upstream gradient has {} values, expected {upstream_len}",
+        upstream.shape().num_elements()
+    );
+    let upstream = if config.is_map() {
+        map_upstream(upstream, &config, &img1.shape())
+    } else {
+        into_contiguous(upstream)
+    };
+    let grads = empty_contiguous(
+        &img1,
+        stacked_shape(targets.grad_count(), &img1.shape()),
+        grad_dtype(&img1, &img2, targets),
+    );
+    let window_mask = mask.is_some();
+    let mask = KernelMask::new(mask, &img1, "fused_ssim_masked backward");
+    let (ssim_scale, l1_scale) = config.scales(&img1.shape());
+    let kernel = BackwardConfig {
+        radius: config.radius,
+        sigma_bits: config.sigma_bits,
+        layout,
+        l1: config.has_l1(),
+        targets,
+        output: BackwardOutput::Gradients,
+        upstream: if config.is_map() {
+            Upstream::PerPixel
+        } else {
+            Upstream::PerPlane
+        },
+        img2_encoding: encoding(&img2),
+        window_mask,
+    };
+    launch_kernel!(ssim_backward_kernel(
+        &img1.client,
+        geometry.count,
+        geometry.dim,
+        img1.clone().into_tensor_arg(),
+        img2.clone().into_tensor_arg(),
+        mask.tensor.into_tensor_arg(),
+        partials.into_tensor_arg(),
+        upstream.into_tensor_arg(),
+        grads.clone().into_tensor_arg(),
+        BackwardArgsLaunch::new(
+            geometry.height,
+            geometry.width,
+            usize::from(config.reduction == KernelReduction::PerPlane),
+            mask.planes_per_mask,
+            ssim_scale,
+            l1_scale,
+        ),
+        kernel,
+        backward_types(&img1, &img2, grad_dtype(&img1, &img2, targets)),
+    ));
+    grads
+}
+
 impl SsimBackend for CubeBackend {
     fn ssim_value(img1: CubeTensor, img2: CubeTensor, config: SsimKernelConfig) -> CubeTensor {
         if is_volume(&img1) {
             return forward_volume(img1, img2, config, None).0;
         }
-        forward(img1, img2, config, None).0
+        forward(img1, img2, None, config, None).0
     }
 
     fn ssim_value_with_partials(
@@ -240,7 +394,7 @@ impl SsimBackend for CubeBackend {
         if is_volume(&img1) {
             return forward_volume(img1, img2, config, Some(targets));
         }
-        forward(img1, img2, config, Some(targets))
+        forward(img1, img2, None, config, Some(targets))
     }
 
     fn ssim_backward(
@@ -254,67 +408,41 @@ impl SsimBackend for CubeBackend {
         if is_volume(&img1) {
             return backward_volume(img1, img2, partials, upstream, config, targets);
         }
-        let img1 = into_contiguous(img1);
-        let img2 = into_contiguous(img2);
-        let partials = into_contiguous(partials);
-        let layout = layout(&config, false, targets.partial_count(), F32_BYTES);
-        let geometry = Geometry::of(&img1, layout);
-        // The kernel reads these at indices derived from img1's shape, unchecked.
-        expect_dims(
-            "fused_ssim backward",
-            "img2",
-            &img2,
-            img1.shape().as_slice(),
-        );
-        let stacked = stacked_shape(targets.partial_count(), &img1.shape());
-        expect_dims(
-            "fused_ssim backward",
-            "partials",
-            &partials,
-            stacked.as_slice(),
-        );
-        let upstream_len = config.value_shape(&img1.shape()).num_elements();
-        assert!(
-            upstream.shape().num_elements() == upstream_len,
-            "fused_ssim backward: the upstream gradient has {} values, expected {upstream_len}",
-            upstream.shape().num_elements()
-        );
-        let upstream = if config.is_map() {
-            map_upstream(upstream, &config, &img1.shape())
-        } else {
-            into_contiguous(upstream)
-        };
-        let grads = empty_contiguous(
-            &img1,
-            stacked_shape(targets.grad_count(), &img1.shape()),
-            grad_dtype(&img1, &img2, targets),
-        );
-        let (ssim_scale, l1_scale) = config.scales(&img1.shape());
-        launch_kernel!(ssim_backward_kernel(
-            &img1.client,
-            geometry.count,
-            geometry.dim,
-            img1.clone().into_tensor_arg(),
-            img2.clone().into_tensor_arg(),
-            partials.into_tensor_arg(),
-            upstream.into_tensor_arg(),
-            grads.clone().into_tensor_arg(),
-            geometry.height,
-            geometry.width,
-            usize::from(config.reduction == KernelReduction::PerPlane),
-            ssim_scale,
-            l1_scale,
-            config.radius,
-            config.sigma_bits,
-            layout,
-            config.has_l1(),
-            targets,
-            false,
-            config.is_map(),
-            encoding(&img2),
-            backward_types(&img1, &img2, grad_dtype(&img1, &img2, targets)),
-        ));
-        grads
+        backward(img1, img2, None, partials, upstream, config, targets)
+    }
+
+    fn ssim_window_masked_value(
+        img1: CubeTensor,
+        img2: CubeTensor,
+        mask: CubeTensor,
+        config: SsimKernelConfig,
+    ) -> CubeTensor {
+        assert!(!is_volume(&img1), "{NO_3D_WINDOW_MASK}");
+        forward(img1, img2, Some(mask), config, None).0
+    }
+
+    fn ssim_window_masked_value_with_partials(
+        img1: CubeTensor,
+        img2: CubeTensor,
+        mask: CubeTensor,
+        config: SsimKernelConfig,
+        targets: GradTargets,
+    ) -> (CubeTensor, CubeTensor) {
+        assert!(!is_volume(&img1), "{NO_3D_WINDOW_MASK}");
+        forward(img1, img2, Some(mask), config, Some(targets))
+    }
+
+    fn ssim_window_masked_backward(
+        img1: CubeTensor,
+        img2: CubeTensor,
+        mask: CubeTensor,
+        partials: CubeTensor,
+        upstream: CubeTensor,
+        config: SsimKernelConfig,
+        targets: GradTargets,
+    ) -> CubeTensor {
+        assert!(!is_volume(&img1), "{NO_3D_WINDOW_MASK}");
+        backward(img1, img2, Some(mask), partials, upstream, config, targets)
     }
 
     fn ssim_value_unorm8(

@@ -4,8 +4,9 @@ use burn::backend::{TensorMetadata, cubecl::dtype_to_storage_type};
 use burn::tensor::{DType, Shape};
 use burn_cubecl::{kernel::into_contiguous, tensor::CubeTensor};
 use burn_sad_kernels::ssim::{
-    C1, C2, COLUMNS, DepthLayout, GradTargets, ssim_backward_kernel, ssim_forward_kernel,
-    ssim3d_depth_backward_kernel, ssim3d_depth_forward_kernel,
+    BackwardArgsLaunch, BackwardConfig, BackwardOutput, C1, C2, COLUMNS, DepthLayout,
+    ForwardArgsLaunch, ForwardConfig, ForwardOutput, GradTargets, Upstream, ssim_backward_kernel,
+    ssim_forward_kernel, ssim3d_depth_backward_kernel, ssim3d_depth_forward_kernel,
 };
 use cubecl::{CubeCount, CubeDim};
 
@@ -73,6 +74,17 @@ pub(super) fn forward_volume(
     let slices = Geometry::of(&img1, layout);
     let moments = empty_f32(&img1, stacked_shape(5, &shape));
     let unused = empty_f32(&img1, Shape::new([1]));
+    let kernel = ForwardConfig {
+        radius: config.radius,
+        sigma_bits: config.sigma_bits,
+        layout,
+        term: config.term,
+        l1: false,
+        targets: None,
+        output: ForwardOutput::Moments,
+        img2_encoding: encoding(&img2),
+        window_mask: false,
+    };
     launch_kernel!(ssim_forward_kernel(
         &img1.client,
         slices.count,
@@ -80,23 +92,10 @@ pub(super) fn forward_volume(
         img1.clone().into_tensor_arg(),
         img2.clone().into_tensor_arg(),
         unused.clone().into_tensor_arg(),
+        unused.clone().into_tensor_arg(),
         moments.clone().into_tensor_arg(),
-        slices.height,
-        slices.width,
-        0,
-        0.0,
-        0.0,
-        C1,
-        C2,
-        config.radius,
-        config.sigma_bits,
-        layout,
-        config.term,
-        false,
-        None,
-        true,
-        false,
-        encoding(&img2),
+        ForwardArgsLaunch::new(slices.height, slices.width, 0, 1, 0.0, 0.0, C1, C2),
+        kernel,
         input_types(&img1, &img2),
     ));
 
@@ -172,28 +171,34 @@ pub(super) fn backward_volume(
     let layout = layout(&config, false, maps, F32_BYTES);
     let slices = Geometry::of(&img1, layout);
     let blurred = empty_f32(&img1, stacked_shape(maps, &shape));
+    let unused = empty_f32(&img1, Shape::new([1]));
+    let kernel = BackwardConfig {
+        radius: config.radius,
+        sigma_bits: config.sigma_bits,
+        layout,
+        l1: false,
+        targets,
+        output: BackwardOutput::BlurredPartials,
+        upstream: if config.is_map() {
+            Upstream::PerPixel
+        } else {
+            Upstream::PerPlane
+        },
+        img2_encoding: encoding(&img2),
+        window_mask: false,
+    };
     launch_kernel!(ssim_backward_kernel(
         &img1.client,
         slices.count,
         slices.dim,
         img1.clone().into_tensor_arg(),
         img2.clone().into_tensor_arg(),
+        unused.into_tensor_arg(),
         partials.into_tensor_arg(),
         upstream.clone().into_tensor_arg(),
         blurred.clone().into_tensor_arg(),
-        slices.height,
-        slices.width,
-        0,
-        0.0,
-        0.0,
-        config.radius,
-        config.sigma_bits,
-        layout,
-        false,
-        targets,
-        true,
-        config.is_map(),
-        encoding(&img2),
+        BackwardArgsLaunch::new(slices.height, slices.width, 0, 1, 0.0, 0.0),
+        kernel,
         backward_types(&img1, &img2, DType::F32),
     ));
 

@@ -1,0 +1,140 @@
+//! The arguments of the 2D SSIM kernels: a comptime configuration that says everything a
+//! variant compiles in, and a struct of the runtime scalars, so a launch passes two values
+//! instead of a row of flags and numbers.
+
+use cubecl::prelude::*;
+
+use super::{GradTargets, InputEncoding, SsimTerm, StripLayout};
+
+/// The runtime scalars of a forward launch.
+#[derive(CubeLaunch, CubeType, Clone, Copy, Debug)]
+pub struct ForwardArgs {
+    /// Plane height.
+    pub height: usize,
+    /// Plane width.
+    pub width: usize,
+    /// Pixels each side of the map loses (the radius for valid padding, else 0).
+    pub crop: usize,
+    /// Image planes per mask plane: the channel count for a one-channel mask, 1 for a mask per
+    /// channel (read only under a window mask).
+    pub planes_per_mask: usize,
+    /// Weight of the term at each pixel (the op's weight over the pixel count it averages).
+    pub ssim_scale: f32,
+    /// Weight of |img1 − img2| at each pixel.
+    pub l1_scale: f32,
+    /// SSIM's luminance constant.
+    pub c1: f32,
+    /// SSIM's contrast constant.
+    pub c2: f32,
+}
+
+/// The runtime scalars of a backward launch.
+#[derive(CubeLaunch, CubeType, Clone, Copy, Debug)]
+pub struct BackwardArgs {
+    /// Plane height.
+    pub height: usize,
+    /// Plane width.
+    pub width: usize,
+    /// Stride of the per-plane upstream gradient between planes (0: one value for all).
+    pub upstream_stride: usize,
+    /// Image planes per mask plane (as in [`ForwardArgs`]).
+    pub planes_per_mask: usize,
+    /// As in the forward.
+    pub ssim_scale: f32,
+    /// As in the forward.
+    pub l1_scale: f32,
+}
+
+/// What the forward kernel writes (besides the partial maps of a training forward).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum ForwardOutput {
+    /// One weighted sum of the term (plus L1) per cube, reduced on the host side of the op.
+    #[default]
+    TileSums,
+    /// The weighted term (plus L1) at every pixel of the map region, zero elsewhere.
+    Map,
+    /// 3D's in-slice stage: the five XY-blurred statistics of every pixel, nothing else.
+    Moments,
+}
+
+/// The forward kernel's variant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ForwardConfig {
+    /// Window radius; the window has `2 · radius + 1` taps.
+    pub radius: usize,
+    /// `f32::to_bits` of the window's sigma.
+    pub sigma_bits: u32,
+    /// How a cube's units split its tile.
+    pub layout: StripLayout,
+    /// The averaged term.
+    pub term: SsimTerm,
+    /// Whether the L1 term is added.
+    pub l1: bool,
+    /// The partial-derivative maps a training forward stores; `None` for inference.
+    pub targets: Option<GradTargets>,
+    /// What the kernel writes.
+    pub output: ForwardOutput,
+    /// How img2 stores its values.
+    pub img2_encoding: InputEncoding,
+    /// Normalised convolution under a mask: every window statistic is taken over the masked
+    /// pixels only (the blur of `m`, `m·x`, `m·y`, `m·x²`, `m·y²`, `m·xy`, divided by the blur of
+    /// `m`); pixels outside the image count as unmasked zeros, as zero padding does.
+    pub window_mask: bool,
+}
+
+impl ForwardConfig {
+    /// Values staged per pixel: both images, and the mask under `window_mask`.
+    pub const fn staged_maps(self) -> usize {
+        if self.window_mask { 3 } else { 2 }
+    }
+
+    /// Blurred statistics per pixel: μ₁, μ₂, E\[x²\], E\[y²\], E\[xy\], and under `window_mask`
+    /// the blurred mask first.
+    pub const fn stats(self) -> usize {
+        if self.window_mask { 6 } else { 5 }
+    }
+}
+
+/// What the backward kernel's upstream gradient is.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Upstream {
+    /// One gradient per plane (stride 1) or for every plane (stride 0).
+    #[default]
+    PerPlane,
+    /// One gradient per pixel, of a forward that wrote the map.
+    PerPixel,
+}
+
+/// What the backward kernel writes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum BackwardOutput {
+    /// The tracked inputs' gradients.
+    #[default]
+    Gradients,
+    /// 3D's in-slice stage: the XY-blurred partial maps.
+    BlurredPartials,
+}
+
+/// The backward kernel's variant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct BackwardConfig {
+    /// Window radius.
+    pub radius: usize,
+    /// `f32::to_bits` of the window's sigma.
+    pub sigma_bits: u32,
+    /// How a cube's units split its tile.
+    pub layout: StripLayout,
+    /// Whether the L1 term's gradient is added.
+    pub l1: bool,
+    /// The tracked inputs (and so the partial maps read).
+    pub targets: GradTargets,
+    /// What the kernel writes.
+    pub output: BackwardOutput,
+    /// What the upstream gradient is.
+    pub upstream: Upstream,
+    /// How img2 stores its values.
+    pub img2_encoding: InputEncoding,
+    /// The forward ran under a window mask: each gradient is multiplied by the pixel's mask
+    /// value (the partial maps already hold the division by the blurred mask).
+    pub window_mask: bool,
+}
