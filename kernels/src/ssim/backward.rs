@@ -9,6 +9,7 @@ use cubecl::prelude::*;
 use super::args::{BackwardArgs, BackwardConfig, BackwardOutput, Upstream};
 use super::load::{InputEncoding, load_input};
 use super::ring::blur_ring;
+use super::stage::pass_texel;
 use super::window::gaussian_taps;
 use super::{COLUMNS, COVARIANCE_SLOT, SIGMA_SQ_SLOT};
 
@@ -71,20 +72,29 @@ pub fn ssim_backward_kernel<F: Float, I1: Numeric, I2: Numeric, G: Float>(
     let mask_base = (CUBE_POS_Z as usize / args.planes_per_mask) * height * width;
     let total = img1.len();
 
-    // Stage the partial maps over the tile and its apron, planar, zero outside the image.
+    // Stage the partial maps over the tile and its apron, planar, zero outside the image, in
+    // the forward's unrolled passes.
     let mut staged = Shared::<[F]>::new_slice(comptime![layout.staged_len(radius, maps)]);
-    let mut i = unit;
-    while i < plane_stride {
-        let sy = y0 + i / span_x;
-        let sx = x0 + i % span_x;
-        let inside = sy >= radius && sy < height + radius && sx >= radius && sx < width + radius;
-        let idx = plane_base + (sy - radius) * width + sx - radius;
+    let units = comptime![layout.units()];
+    let unit_row = unit / span_x;
+    let unit_col = unit % span_x;
+    #[unroll]
+    for pass in 0..comptime![plane_stride.div_ceil(units)] {
+        let step = comptime![pass * units];
+        let texel = pass_texel(unit_row, unit_col, step, span_x);
+        let sy = texel.row;
+        let gy = y0 + sy;
+        let gx = x0 + texel.col;
+        let inside = gy >= radius && gy < height + radius && gx >= radius;
+        let inside = sy < span_y && inside && gx < width + radius;
+        let idx = plane_base + (gy - radius) * width + gx - radius;
         let mut weight = F::new(1.0);
         if comptime![per_pixel] {
             if inside {
                 weight = upstream[idx];
             }
         }
+        let i = unit + step;
         #[unroll]
         for m in 0..maps {
             let mut v = F::new(0.0);
@@ -94,9 +104,10 @@ pub fn ssim_backward_kernel<F: Float, I1: Numeric, I2: Numeric, G: Float>(
                     v *= weight;
                 }
             }
-            staged[m * plane_stride + i] = v;
+            if i < plane_stride {
+                staged[m * plane_stride + i] = v;
+            }
         }
-        i += comptime![layout.units()];
     }
     sync_cube();
 

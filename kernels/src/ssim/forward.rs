@@ -8,6 +8,7 @@ use super::epilogue::ssim_terms;
 use super::load::{InputEncoding, load_input};
 use super::reduce::write_tile_sum;
 use super::ring::blur_ring;
+use super::stage::pass_texel;
 use super::window::gaussian_taps;
 use super::{COLUMNS, COVARIANCE_SLOT, SIGMA_SQ_SLOT};
 
@@ -76,28 +77,41 @@ pub fn ssim_forward_kernel<F: Float, I1: Numeric, I2: Numeric>(
 
     // Stage the tile and its apron, interleaved: both images (zero outside the image) and
     // under a window mask the mask (one outside the image: the zero padding counts as data).
+    // Unit `u` stages texels `u + k·units`, in an unrolled loop whose texel coordinates step
+    // by a comptime offset: no division per texel, and the loads of every pass can be issued
+    // before the stores wait for them.
     let mut pixels = Shared::<[F]>::new_slice(comptime![layout.staged_len(radius, maps)]);
-    let mut i = unit;
-    while i < comptime![span_x * span_y] {
-        let sy = y0 + i / span_x;
-        let sx = x0 + i % span_x;
+    let units = comptime![layout.units()];
+    let texels = comptime![span_x * span_y];
+    let unit_row = unit / span_x;
+    let unit_col = unit % span_x;
+    #[unroll]
+    for pass in 0..comptime![texels.div_ceil(units)] {
+        let step = comptime![pass * units];
+        let texel = pass_texel(unit_row, unit_col, step, span_x);
+        let sy = texel.row;
+        let gy = y0 + sy;
+        let gx = x0 + texel.col;
         let mut a = F::new(0.0);
         let mut b = F::new(0.0);
         let mut m = F::new(1.0);
-        if sy >= radius && sy < height + radius && sx >= radius && sx < width + radius {
-            let offset = (sy - radius) * width + sx - radius;
+        let inside = gy >= radius && gy < height + radius && gx >= radius;
+        if sy < span_y && inside && gx < width + radius {
+            let offset = (gy - radius) * width + gx - radius;
             a = load_input::<F, I1>(img1, plane_base + offset, InputEncoding::Float);
             b = load_input::<F, I2>(img2, plane_base + offset, comptime![config.img2_encoding]);
             if comptime![masked] {
                 m = mask[mask_base + offset];
             }
         }
-        pixels[maps * i] = a;
-        pixels[maps * i + 1] = b;
-        if comptime![masked] {
-            pixels[maps * i + 2] = m;
+        let i = unit + step;
+        if i < texels {
+            pixels[maps * i] = a;
+            pixels[maps * i + 1] = b;
+            if comptime![masked] {
+                pixels[maps * i + 2] = m;
+            }
         }
-        i += comptime![layout.units()];
     }
     sync_cube();
 

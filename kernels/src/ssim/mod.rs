@@ -39,6 +39,8 @@ mod forward;
 mod load;
 mod reduce;
 mod ring;
+#[allow(missing_docs)] // CubeCL-generated expand items: see the crate root.
+mod stage;
 mod window;
 
 pub use args::{
