@@ -144,21 +144,17 @@ fn tracked_value<B: SsimBackend, C: CheckpointStrategy>(
         None => B::ssim_value(img1, img2, config),
         Some(mask) => B::ssim_window_masked_value(img1, img2, mask.clone(), config),
     };
+    let with_partials = |img1: FloatTensor<B>, img2: FloatTensor<B>| match &mask {
+        None => B::ssim_value_with_partials(img1, img2, config, targets),
+        Some(mask) => {
+            B::ssim_window_masked_value_with_partials(img1, img2, mask.clone(), config, targets)
+        }
+    };
     match prepared {
         OpsKind::Tracked(prep) => {
             let (value, partials) = match config.memory {
                 SsimMemory::Store => {
-                    let (a, b) = (img1.clone(), img2.clone());
-                    let (value, partials) = match &mask {
-                        None => B::ssim_value_with_partials(a, b, config, targets),
-                        Some(mask) => B::ssim_window_masked_value_with_partials(
-                            a,
-                            b,
-                            mask.clone(),
-                            config,
-                            targets,
-                        ),
-                    };
+                    let (value, partials) = with_partials(img1.clone(), img2.clone());
                     (value, Some(partials))
                 }
                 SsimMemory::Recompute => (value_only(img1.clone(), img2.clone()), None),

@@ -83,9 +83,10 @@ pub struct ForwardConfig {
 }
 
 impl ForwardConfig {
-    /// Values staged per pixel: both images, and the mask under `window_mask`.
-    pub const fn staged_maps(self) -> usize {
-        if self.window_mask { 3 } else { 2 }
+    /// Values staged per pixel: both images, and the mask under a window mask. An associated
+    /// function, since the launch needs it to choose the layout the config then holds.
+    pub const fn staged_maps(window_mask: bool) -> usize {
+        if window_mask { 3 } else { 2 }
     }
 
     /// Blurred statistics per pixel: μ₁, μ₂, E\[x²\], E\[y²\], E\[xy\], and under `window_mask`

@@ -85,8 +85,11 @@ pub fn ssim_backward_kernel<F: Float, I1: Numeric, I2: Numeric, G: Float>(
         let sy = texel.row;
         let gy = y0 + sy;
         let gx = x0 + texel.col;
-        let inside = gy >= radius && gy < height + radius && gx >= radius;
-        let inside = sy < span_y && inside && gx < width + radius;
+        let inside = sy < span_y
+            && gy >= radius
+            && gy < height + radius
+            && gx >= radius
+            && gx < width + radius;
         let idx = plane_base + (gy - radius) * width + gx - radius;
         let mut weight = F::new(1.0);
         if comptime![per_pixel] {

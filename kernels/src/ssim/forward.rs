@@ -56,7 +56,7 @@ pub fn ssim_forward_kernel<F: Float, I1: Numeric, I2: Numeric>(
     let radius = comptime![config.radius];
     let layout = comptime![config.layout];
     let masked = comptime![config.window_mask];
-    let maps = comptime![config.staged_maps()];
+    let maps = comptime![ForwardConfig::staged_maps(config.window_mask)];
     let stats = comptime![config.stats()];
     // Where μ₁ sits among the blurred statistics: after the blurred mask under a window mask.
     let first = comptime![stats - 5];
@@ -95,8 +95,12 @@ pub fn ssim_forward_kernel<F: Float, I1: Numeric, I2: Numeric>(
         let mut a = F::new(0.0);
         let mut b = F::new(0.0);
         let mut m = F::new(1.0);
-        let inside = gy >= radius && gy < height + radius && gx >= radius;
-        if sy < span_y && inside && gx < width + radius {
+        let on_image = sy < span_y
+            && gy >= radius
+            && gy < height + radius
+            && gx >= radius
+            && gx < width + radius;
+        if on_image {
             let offset = (gy - radius) * width + gx - radius;
             a = load_input::<F, I1>(img1, plane_base + offset, InputEncoding::Float);
             b = load_input::<F, I2>(img2, plane_base + offset, comptime![config.img2_encoding]);

@@ -107,6 +107,16 @@ pub(super) fn backward_types(img1: &CubeTensor, img2: &CubeTensor, grads: DType)
     [f, i1, i2, dtype_to_storage_type(grads)]
 }
 
+/// The backward's upstream gradient for `config`: one per pixel of a map, else one per plane
+/// (or one for all).
+pub(super) fn upstream_kind(config: &SsimKernelConfig) -> Upstream {
+    if config.is_map() {
+        Upstream::PerPixel
+    } else {
+        Upstream::PerPlane
+    }
+}
+
 /// A window mask ready for the kernels: contiguous f32 planes, and how many image planes share
 /// each of its planes (the channel count for a one-channel mask, else 1).
 struct KernelMask {
@@ -167,11 +177,17 @@ fn forward(
     expect_dims("fused_ssim", "img2", &img2, img1.shape().as_slice());
     let window_mask = mask.is_some();
     let mask = KernelMask::new(mask, &img1, "fused_ssim_masked");
+    // Both images (and a window mask) are staged, interleaved.
+    let layout = layout(
+        &config,
+        true,
+        ForwardConfig::staged_maps(window_mask),
+        F32_BYTES,
+    );
     let kernel = ForwardConfig {
         radius: config.radius,
         sigma_bits: config.sigma_bits,
-        // Set below, once the staged maps' size is known.
-        layout: StripLayout { rows: 1, strips: 1 },
+        layout,
         term: config.term,
         l1: config.has_l1(),
         targets,
@@ -183,9 +199,6 @@ fn forward(
         img2_encoding: encoding(&img2),
         window_mask,
     };
-    // Both images (and a window mask) are staged, interleaved.
-    let layout = layout(&config, true, kernel.staged_maps(), F32_BYTES);
-    let kernel = ForwardConfig { layout, ..kernel };
     let geometry = Geometry::of(&img1, layout);
     // The map takes the tile sums' place, at the image's size.
     let tile_sums = if config.is_map() {
@@ -345,11 +358,7 @@ fn backward(
         l1: config.has_l1(),
         targets,
         output: BackwardOutput::Gradients,
-        upstream: if config.is_map() {
-            Upstream::PerPixel
-        } else {
-            Upstream::PerPlane
-        },
+        upstream: upstream_kind(&config),
         img2_encoding: encoding(&img2),
         window_mask,
     };

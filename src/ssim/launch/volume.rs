@@ -5,14 +5,14 @@ use burn::tensor::{DType, Shape};
 use burn_cubecl::{kernel::into_contiguous, tensor::CubeTensor};
 use burn_sad_kernels::ssim::{
     BackwardArgsLaunch, BackwardConfig, BackwardOutput, C1, C2, COLUMNS, DepthLayout,
-    ForwardArgsLaunch, ForwardConfig, ForwardOutput, GradTargets, Upstream, ssim_backward_kernel,
+    ForwardArgsLaunch, ForwardConfig, ForwardOutput, GradTargets, ssim_backward_kernel,
     ssim_forward_kernel, ssim3d_depth_backward_kernel, ssim3d_depth_forward_kernel,
 };
 use cubecl::{CubeCount, CubeDim};
 
 use super::{
     F32_BYTES, Geometry, backward_types, encoding, grad_dtype, input_types, layout, map_upstream,
-    reduce_tile_sums,
+    reduce_tile_sums, upstream_kind,
 };
 use crate::launch::{empty_contiguous, empty_f32, expect_dims, launch_kernel};
 use crate::ssim::{KernelReduction, SsimKernelConfig, backend::stacked_shape};
@@ -179,11 +179,7 @@ pub(super) fn backward_volume(
         l1: false,
         targets,
         output: BackwardOutput::BlurredPartials,
-        upstream: if config.is_map() {
-            Upstream::PerPixel
-        } else {
-            Upstream::PerPlane
-        },
+        upstream: upstream_kind(&config),
         img2_encoding: encoding(&img2),
         window_mask: false,
     };
