@@ -255,6 +255,60 @@ fn real_photos_match_float64_values() {
     }
 }
 
+/// Images laid out other than contiguously give the contiguous result: a window of a larger
+/// tensor (its rows and planes strided, as CUDA pitches the rows of an f16 image 1920 wide),
+/// which the kernels read where it lies, and a transposed view (rows not contiguous), which is
+/// copied first. Value and both gradients, for each input in each layout and both windowed
+/// (one set of strides for both).
+#[test]
+fn strided_images_give_the_contiguous_result() {
+    let device = device();
+    let ad = device.clone().autodiff();
+    let shape = [2, 2, 29, 37];
+    let (img1, img2) = pair(shape, 31, &device);
+    let (value, g1, g2) = value_and_grads(|a, b| fused_ssim(a, b, SMALL), &img1, &img2);
+    let [batch, channels, height, width] = shape;
+    let window = [0..batch, 0..channels, 0..height, 0..width];
+    // A tracked leaf holding `image` in `layout`, the view of it the op reads, and the
+    // gradient of the image from the leaf's.
+    let lay_out = |image: &Tensor<4>, windowed: bool| {
+        if windowed {
+            // The top-left corner of a tensor 128 rows and columns larger: the window ends on
+            // a 512-byte boundary, so the slice is a view of the larger buffer.
+            let larger = Tensor::<4>::zeros([batch, channels, height + 128, width + 128], &device)
+                .slice_assign(window.clone(), image.clone());
+            let leaf = Tensor::<4>::from_data(larger.to_data(), &ad).require_grad();
+            (leaf.clone(), leaf.slice(window.clone()))
+        } else {
+            let leaf = Tensor::<4>::from_data(image.clone().swap_dims(2, 3).to_data(), &ad);
+            let leaf = leaf.require_grad();
+            (leaf.clone(), leaf.swap_dims(2, 3))
+        }
+    };
+    let image_grad = |leaf: &Tensor<4>, grads: &_, windowed: bool| {
+        let grad = leaf.grad(grads).expect("gradient").inner();
+        values(if windowed {
+            grad.slice(window.clone())
+        } else {
+            grad.swap_dims(2, 3)
+        })
+    };
+    let name = |windowed: bool| if windowed { "a window" } else { "transposed" };
+    for (windowed1, windowed2) in [(true, false), (false, true), (true, true)] {
+        let what = format!("img1 {}, img2 {}", name(windowed1), name(windowed2));
+        let (leaf1, a) = lay_out(&img1, windowed1);
+        let (leaf2, b) = lay_out(&img2, windowed2);
+        let loss = fused_ssim(a, b, SMALL).mul_scalar(UPSTREAM);
+        let grads = loss.backward();
+        let got = values(loss)[0] / UPSTREAM;
+        assert_close(&[got], &[value], 1e-7, 1e-6, &format!("{what}: value"));
+        let got1 = image_grad(&leaf1, &grads, windowed1);
+        let got2 = image_grad(&leaf2, &grads, windowed2);
+        assert_close(&got1, &g1, 1e-7, 1e-5, &format!("{what}: d/dimg1"));
+        assert_close(&got2, &g2, 1e-7, 1e-5, &format!("{what}: d/dimg2"));
+    }
+}
+
 #[test]
 fn identical_images_have_ssim_one() {
     let device = device();

@@ -28,6 +28,36 @@ pub struct ForwardArgs {
     pub c2: f32,
 }
 
+/// How the two inputs lie in their buffers, and so how a kernel finds a pixel in each.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum InputLayout {
+    /// Both contiguous: a pixel's index is its index in the (contiguous) outputs.
+    #[default]
+    Contiguous,
+    /// Both at the plane and row strides of [`InputStrides`]' `img1` pair (both pitched alike,
+    /// or windows of equally shaped images): one index for both.
+    SharedStrides,
+    /// Each at its own strides.
+    OwnStrides,
+}
+
+/// Where the two inputs' planes and rows start in their buffers, in elements: under a strided
+/// [`InputLayout`] the 2D kernels read each input at `plane · plane stride + row · row stride +
+/// column`, so an image whose rows are pitched (CUDA pads each row of a 1920-wide f16 image to
+/// 2048 elements) or that is a window of a larger one is read where it lies. Outputs, partial
+/// maps and masks are contiguous.
+#[derive(CubeLaunch, CubeType, Clone, Copy, Debug)]
+pub struct InputStrides {
+    /// img1's elements from one (batch, channel) plane to the next.
+    pub img1_plane: usize,
+    /// img1's elements from one row to the next.
+    pub img1_row: usize,
+    /// img2's elements from one plane to the next.
+    pub img2_plane: usize,
+    /// img2's elements from one row to the next.
+    pub img2_row: usize,
+}
+
 /// The runtime scalars of a backward launch.
 #[derive(CubeLaunch, CubeType, Clone, Copy, Debug)]
 pub struct BackwardArgs {
@@ -76,6 +106,8 @@ pub struct ForwardConfig {
     pub output: ForwardOutput,
     /// How img2 stores its values.
     pub img2_encoding: InputEncoding,
+    /// How the inputs lie in their buffers.
+    pub input_layout: InputLayout,
     /// Normalised convolution under a mask: every window statistic is taken over the masked
     /// pixels only (the blur of `m`, `m·x`, `m·y`, `m·x²`, `m·y²`, `m·xy`, divided by the blur of
     /// `m`); pixels outside the image count as unmasked zeros, as zero padding does.
@@ -135,6 +167,8 @@ pub struct BackwardConfig {
     pub upstream: Upstream,
     /// How img2 stores its values.
     pub img2_encoding: InputEncoding,
+    /// How the inputs lie in their buffers.
+    pub input_layout: InputLayout,
     /// The forward ran under a window mask: each gradient is multiplied by the pixel's mask
     /// value (the partial maps already hold the division by the blurred mask).
     pub window_mask: bool,

@@ -6,7 +6,8 @@
 
 use cubecl::prelude::*;
 
-use super::args::{BackwardArgs, BackwardConfig, BackwardOutput, Upstream};
+use super::args::{BackwardArgs, BackwardConfig, BackwardOutput, InputStrides, Upstream};
+use super::index::input_indices;
 use super::load::{InputEncoding, load_input};
 use super::ring::blur_ring;
 use super::stage::pass_texel;
@@ -24,7 +25,8 @@ use super::{COLUMNS, COVARIANCE_SLOT, SIGMA_SQ_SLOT};
 ///   own value (`upstream_stride` is unused). For 3D's in-slice stage the staged maps are
 ///   weighted too.
 /// - `args.ssim_scale`, `args.l1_scale`, `config.l1`: as in the forward.
-/// - `img1`, `img2`: the inputs in their storage types, read as `F` (see the forward);
+/// - `img1`, `img2`: the inputs in their storage types, read as `F` where
+///   `config.input_layout` and `strides` place them (see the forward);
 ///   `partials`, `upstream` are `F`.
 /// - `mask`: under `config.window_mask`, the forward's mask (`planes / args.planes_per_mask`
 ///   planes): each gradient is the blurred partials times the pixel's weight. Unused otherwise
@@ -48,6 +50,7 @@ pub fn ssim_backward_kernel<F: Float, I1: Numeric, I2: Numeric, G: Float>(
     upstream: &Tensor<F>,
     grads: &mut Tensor<G>,
     args: BackwardArgs,
+    strides: InputStrides,
     #[comptime] config: BackwardConfig,
     #[define(F, I1, I2, G)] _dtypes: [ElemType; 4],
 ) {
@@ -68,8 +71,10 @@ pub fn ssim_backward_kernel<F: Float, I1: Numeric, I2: Numeric, G: Float>(
     let strip = UNIT_POS_Y as usize;
     let x0 = CUBE_POS_X as usize * COLUMNS;
     let y0 = CUBE_POS_Y as usize * comptime![layout.tile_rows()];
-    let plane_base = CUBE_POS_Z as usize * height * width;
-    let mask_base = (CUBE_POS_Z as usize / args.planes_per_mask) * height * width;
+    let plane = CUBE_POS_Z as usize;
+    let plane_base = plane * height * width;
+    let mask_base = (plane / args.planes_per_mask) * height * width;
+    // Elements per map: the images' (shape's, whatever their strides).
     let total = img1.len();
 
     // Stage the partial maps over the tile and its apron, planar, zero outside the image, in
@@ -155,8 +160,10 @@ pub fn ssim_backward_kernel<F: Float, I1: Numeric, I2: Numeric, G: Float>(
                 if x < width && y < height {
                     let offset = y * width + x;
                     let idx = plane_base + offset;
-                    let a = load_input::<F, I1>(img1, idx, InputEncoding::Float);
-                    let b = load_input::<F, I2>(img2, idx, comptime![config.img2_encoding]);
+                    let at =
+                        input_indices(idx, plane, y, x, &strides, comptime![config.input_layout]);
+                    let a = load_input::<F, I1>(img1, at.img1, InputEncoding::Float);
+                    let b = load_input::<F, I2>(img2, at.img2, comptime![config.img2_encoding]);
                     let g_var = v[comptime![SIGMA_SQ_SLOT]];
                     let g_cov = v[comptime![COVARIANCE_SLOT]];
                     // Under a window mask a pixel enters every statistic times its weight.

@@ -3,8 +3,9 @@
 
 use cubecl::prelude::*;
 
-use super::args::{ForwardArgs, ForwardConfig, ForwardOutput};
+use super::args::{ForwardArgs, ForwardConfig, ForwardOutput, InputStrides};
 use super::epilogue::ssim_terms;
+use super::index::input_indices;
 use super::load::{InputEncoding, load_input};
 use super::reduce::write_tile_sum;
 use super::ring::blur_ring;
@@ -14,8 +15,9 @@ use super::{COLUMNS, COVARIANCE_SLOT, SIGMA_SQ_SLOT};
 
 /// Computes SSIM over one output tile (see the module docs for the layout).
 ///
-/// - `img1`, `img2`: contiguous data of `planes` planes of `args.height × args.width`, each of
-///   its own storage type (`I1`, `I2`), read as `F`; `config.img2_encoding` says how img2
+/// - `img1`, `img2`: `planes` planes of `args.height × args.width`, each of its own storage
+///   type (`I1`, `I2`), read as `F`, laid out as `config.input_layout` says (contiguous, or
+///   where `strides` places their planes and rows); `config.img2_encoding` says how img2
 ///   stores its values. The outputs are `F`.
 /// - `mask`: under `config.window_mask`, `planes / args.planes_per_mask` planes of weights in
 ///   [0, 1] of the images' size; every window statistic is then a weighted mean over the
@@ -50,6 +52,7 @@ pub fn ssim_forward_kernel<F: Float, I1: Numeric, I2: Numeric>(
     tile_sums: &mut Tensor<F>,
     partials: &mut Tensor<F>,
     args: ForwardArgs,
+    strides: InputStrides,
     #[comptime] config: ForwardConfig,
     #[define(F, I1, I2)] _dtypes: [ElemType; 3],
 ) {
@@ -72,8 +75,9 @@ pub fn ssim_forward_kernel<F: Float, I1: Numeric, I2: Numeric>(
     let strip = UNIT_POS_Y as usize;
     let x0 = CUBE_POS_X as usize * COLUMNS;
     let y0 = CUBE_POS_Y as usize * comptime![layout.tile_rows()];
-    let plane_base = CUBE_POS_Z as usize * height * width;
-    let mask_base = (CUBE_POS_Z as usize / args.planes_per_mask) * height * width;
+    let plane = CUBE_POS_Z as usize;
+    let plane_base = plane * height * width;
+    let mask_base = (plane / args.planes_per_mask) * height * width;
 
     // Stage the tile and its apron, interleaved: both images (zero outside the image) and
     // under a window mask the mask (one outside the image: the zero padding counts as data).
@@ -101,9 +105,18 @@ pub fn ssim_forward_kernel<F: Float, I1: Numeric, I2: Numeric>(
             && gx >= radius
             && gx < width + radius;
         if on_image {
-            let offset = (gy - radius) * width + gx - radius;
-            a = load_input::<F, I1>(img1, plane_base + offset, InputEncoding::Float);
-            b = load_input::<F, I2>(img2, plane_base + offset, comptime![config.img2_encoding]);
+            let (row, col) = (gy - radius, gx - radius);
+            let offset = row * width + col;
+            let at = input_indices(
+                plane_base + offset,
+                plane,
+                row,
+                col,
+                &strides,
+                comptime![config.input_layout],
+            );
+            a = load_input::<F, I1>(img1, at.img1, InputEncoding::Float);
+            b = load_input::<F, I2>(img2, at.img2, comptime![config.img2_encoding]);
             if comptime![masked] {
                 m = mask[mask_base + offset];
             }
@@ -121,6 +134,7 @@ pub fn ssim_forward_kernel<F: Float, I1: Numeric, I2: Numeric>(
 
     let x = x0 + column;
     let first_row = strip * comptime![layout.rows];
+    // Elements per map: the images' (shape's, whatever their strides).
     let total = img1.len();
     let mut tile_sum = F::new(0.0);
     // The last `taps_len` horizontally blurred rows, `stats` values each, slot = row % taps_len.

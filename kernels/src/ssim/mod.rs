@@ -36,6 +36,8 @@ mod depth_forward;
 mod epilogue;
 #[allow(missing_docs)] // CubeCL-generated launch items: see the crate root.
 mod forward;
+#[allow(missing_docs)] // CubeCL-generated expand items: see the crate root.
+mod index;
 mod load;
 mod reduce;
 mod ring;
@@ -45,7 +47,8 @@ mod window;
 
 pub use args::{
     BackwardArgs, BackwardArgsLaunch, BackwardConfig, BackwardOutput, ForwardArgs,
-    ForwardArgsLaunch, ForwardConfig, ForwardOutput, Upstream,
+    ForwardArgsLaunch, ForwardConfig, ForwardOutput, InputLayout, InputStrides, InputStridesLaunch,
+    Upstream,
 };
 pub use backward::ssim_backward_kernel;
 pub use depth_backward::ssim3d_depth_backward_kernel;

@@ -5,8 +5,8 @@ use burn::tensor::{DType, Shape, Slice};
 use burn_cubecl::{CubeBackend, kernel::into_contiguous, tensor::CubeTensor};
 use burn_sad_kernels::ssim::{
     BackwardArgsLaunch, BackwardConfig, BackwardOutput, C1, C2, COLUMNS, ForwardArgsLaunch,
-    ForwardConfig, ForwardOutput, GradTargets, InputEncoding, StripLayout, Upstream,
-    ssim_backward_kernel, ssim_forward_kernel,
+    ForwardConfig, ForwardOutput, GradTargets, InputEncoding, InputLayout, InputStridesLaunch,
+    StripLayout, Upstream, ssim_backward_kernel, ssim_forward_kernel,
 };
 use cubecl::ir::ElemType;
 use cubecl::{CubeCount, CubeDim};
@@ -82,6 +82,82 @@ pub(super) fn encoding(img2: &CubeTensor) -> InputEncoding {
         InputEncoding::Float
     } else {
         InputEncoding::Unorm8
+    }
+}
+
+/// Where an image's (batch, channel) planes and rows start in its buffer, in elements.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct PlaneStrides {
+    plane: usize,
+    row: usize,
+}
+
+impl PlaneStrides {
+    /// The strides of `image` if the kernels can read it where it lies: rows of contiguous
+    /// elements, and every axis above the rows stepping by whole planes (a contiguous tensor,
+    /// one whose rows the runtime pitched, a window of a larger image). `None` otherwise.
+    fn of(image: &CubeTensor) -> Option<Self> {
+        if image.meta.is_tiled() || image.qparams.is_some() {
+            return None;
+        }
+        let (shape, strides) = (image.meta.shape(), image.meta.strides());
+        let rank = shape.num_dims();
+        let (height, width) = (shape[rank - 2], shape[rank - 1]);
+        if width > 1 && strides[rank - 1] != 1 {
+            return None;
+        }
+        let row = if height > 1 { strides[rank - 2] } else { width };
+        // The axes above the rows, innermost first (axes of one element step nowhere): the
+        // first one's stride is the plane stride, each further one steps over the planes of
+        // those inside it.
+        let mut plane = None;
+        let mut planes_inside = 1;
+        for axis in (0..rank - 2).rev().filter(|&axis| shape[axis] > 1) {
+            match plane {
+                None => plane = Some(strides[axis]),
+                Some(stride) if strides[axis] != stride * planes_inside => return None,
+                Some(_) => {}
+            }
+            planes_inside *= shape[axis];
+        }
+        Some(Self {
+            plane: plane.unwrap_or(height * row),
+            row,
+        })
+    }
+
+    /// `image` as the 2D kernels read it, with its strides: in place where [`Self::of`] allows,
+    /// else made contiguous first.
+    pub(super) fn read(image: CubeTensor) -> (CubeTensor, Self) {
+        if let Some(strides) = Self::of(&image) {
+            return (image, strides);
+        }
+        let image = into_contiguous(image);
+        let strides = Self::of(&image).expect("a contiguous tensor's planes");
+        (image, strides)
+    }
+
+    /// The kernels' strides argument for `img1` and `img2`.
+    pub(super) fn launch(img1: Self, img2: Self) -> InputStridesLaunch {
+        InputStridesLaunch::new(img1.plane, img1.row, img2.plane, img2.row)
+    }
+
+    /// How inputs at `img1` and `img2` lie, for images of `shape`: contiguous, sharing one set
+    /// of strides, or each its own (one index computation a pixel per set).
+    pub(super) fn layout(img1: Self, img2: Self, shape: &Shape) -> InputLayout {
+        let rank = shape.num_dims();
+        let (height, width) = (shape[rank - 2], shape[rank - 1]);
+        let contiguous = Self {
+            plane: height * width,
+            row: width,
+        };
+        if img1 == contiguous && img2 == contiguous {
+            InputLayout::Contiguous
+        } else if img1 == img2 {
+            InputLayout::SharedStrides
+        } else {
+            InputLayout::OwnStrides
+        }
     }
 }
 
@@ -171,9 +247,9 @@ fn forward(
     config: SsimKernelConfig,
     targets: Option<GradTargets>,
 ) -> (CubeTensor, CubeTensor) {
-    let img1 = into_contiguous(img1);
-    let img2 = into_contiguous(img2);
-    // The kernel reads both images at the same indices, unchecked.
+    let (img1, img1_strides) = PlaneStrides::read(img1);
+    let (img2, img2_strides) = PlaneStrides::read(img2);
+    // The kernel reads both images at the same pixels, unchecked.
     expect_dims("fused_ssim", "img2", &img2, img1.shape().as_slice());
     let window_mask = mask.is_some();
     let mask = KernelMask::new(mask, &img1, "fused_ssim_masked");
@@ -197,6 +273,7 @@ fn forward(
             ForwardOutput::TileSums
         },
         img2_encoding: encoding(&img2),
+        input_layout: PlaneStrides::layout(img1_strides, img2_strides, &img1.shape()),
         window_mask,
     };
     let geometry = Geometry::of(&img1, layout);
@@ -230,6 +307,7 @@ fn forward(
             C1,
             C2,
         ),
+        PlaneStrides::launch(img1_strides, img2_strides),
         kernel,
         input_types(&img1, &img2),
     ));
@@ -313,8 +391,8 @@ fn backward(
     config: SsimKernelConfig,
     targets: GradTargets,
 ) -> CubeTensor {
-    let img1 = into_contiguous(img1);
-    let img2 = into_contiguous(img2);
+    let (img1, img1_strides) = PlaneStrides::read(img1);
+    let (img2, img2_strides) = PlaneStrides::read(img2);
     let partials = into_contiguous(partials);
     let layout = layout(&config, false, targets.partial_count(), F32_BYTES);
     let geometry = Geometry::of(&img1, layout);
@@ -360,6 +438,7 @@ fn backward(
         output: BackwardOutput::Gradients,
         upstream: upstream_kind(&config),
         img2_encoding: encoding(&img2),
+        input_layout: PlaneStrides::layout(img1_strides, img2_strides, &img1.shape()),
         window_mask,
     };
     launch_kernel!(ssim_backward_kernel(
@@ -380,6 +459,7 @@ fn backward(
             ssim_scale,
             l1_scale,
         ),
+        PlaneStrides::launch(img1_strides, img2_strides),
         kernel,
         backward_types(&img1, &img2, grad_dtype(&img1, &img2, targets)),
     ));
