@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# On the GPU machine, from the repository root: CubeCL's memory-manager log and the names of the
+# kernels it runs, around a few steps of one row of the fused_ssim bench (`$BIN/fused_ssim.xz`,
+# as ssim_race.sh takes it), for each input dtype, into $OUT/mem-DTYPE.log and
+# $OUT/kernels-DTYPE.log; then a summary: the allocations of the last steps, and the last
+# kernels run. What a dtype runs or allocates that another does not (a copy kernel, an
+# allocation of an input's size) shows here, where Nsight Compute's kernel filter hides it.
+#
+# Usage: BIN=dir bash benches/gpu/ssim_logs.sh [ROW_KEY [DTYPE...]]
+#   (default: 1x3x1080x1920, f32 f16)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+OUT=${OUT:-/tmp/sad-out}
+mkdir -p "$OUT"
+row=${1:-1x3x1080x1920}
+shift $(( $# > 0 ? 1 : 0 ))
+dtypes=("$@")
+[ ${#dtypes[@]} -gt 0 ] || dtypes=(f32 f16)
+source benches/gpu/ssim_bench_bin.sh
+for dtype in "${dtypes[@]}"; do
+  # CubeCL reads cubecl.toml from the working directory.
+  dir=$(mktemp -d)
+  cat >"$dir/cubecl.toml" <<TOML
+[memory.logger]
+level = "full"
+file = "$OUT/mem-$dtype.log"
+[profiling.logger]
+level = "minimal"
+file = "$OUT/kernels-$dtype.log"
+TOML
+  (cd "$dir" && BURN_SAD_DEVICE=cuda "$ssim_bench" --iters 6 --no-reference --dtype "$dtype" \
+    --only "$row" >/dev/null)
+  echo "== $row $dtype: allocations, in order (count x size), last 40 runs"
+  grep 'Reserved memory' "$OUT/mem-$dtype.log" | sed 's/.*Reserved memory //; s/ using.*//' \
+    | uniq -c | awk '{print $1 "x" $2 $3}' | tail -40 | tr '\n' ' '
+  echo
+  echo "== $row $dtype: the last 16 kernels"
+  tail -16 "$OUT/kernels-$dtype.log"
+done
