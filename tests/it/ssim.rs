@@ -153,11 +153,13 @@ fn other_windows_match_reference() {
     }
 }
 
+/// In SMALL's window: which inputs are tracked is the host's and the kernels' choice of maps,
+/// whatever the window, and the default window's kernels compile slowly on lavapipe.
 #[test]
 fn only_the_tracked_input_gets_a_gradient() {
     let device = device();
     let (img1, img2) = pair([1, 2, 20, 27], 11, &device);
-    let (_, ref_g1, ref_g2) = value_and_grads(|a, b| ssim_reference(a, b, SAME), &img1, &img2);
+    let (_, ref_g1, ref_g2) = value_and_grads(|a, b| ssim_reference(a, b, SMALL), &img1, &img2);
     let ad = device.autodiff();
     for track_first in [true, false] {
         let a = Tensor::<4>::from_data(img1.to_data(), &ad);
@@ -167,7 +169,7 @@ fn only_the_tracked_input_gets_a_gradient() {
         } else {
             (a, b.require_grad())
         };
-        let grads = fused_ssim(a.clone(), b.clone(), SAME).backward();
+        let grads = fused_ssim(a.clone(), b.clone(), SMALL).backward();
         let (tracked, untracked, expected) = if track_first {
             (a, b, &ref_g1)
         } else {
