@@ -3,12 +3,14 @@
 //! (loopback unless asked otherwise), nothing else.
 //!
 //! One request per connection, answered on a thread of its own, with `Connection: close`: all a
-//! local page needs. (tiny_http 0.12's keep-alive connections left one of Chromium's parallel
+//! local page needs. A request is answered only when its `Host` names this server by address
+//! (or `localhost` on a loopback or any-address bind) and port: a web page whose own name was
+//! rebound to this machine's address (DNS rebinding) sends its name, and gets 403. (tiny_http 0.12's keep-alive connections left one of Chromium's parallel
 //! module loads pending for good in 3 to 4 of 20 fresh-browser loads of the trainer page here;
 //! a server that closes each connection had none in 40.)
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -101,8 +103,9 @@ impl ViewerServer {
             Ok(_) => line.trim_end().to_string(),
             Err(_) => return,
         };
-        // The headers, up to the blank line; none of them changes the reply.
+        // The headers, up to the blank line; only `Host` changes the reply.
         let mut complete = false;
+        let mut host = None;
         loop {
             line.clear();
             match reader.read_line(&mut line) {
@@ -111,16 +114,31 @@ impl ViewerServer {
                     complete = true;
                     break;
                 }
-                Ok(_) => {}
+                Ok(_) => {
+                    if let Some((name, value)) = line.split_once(':')
+                        && name.trim().eq_ignore_ascii_case("host")
+                    {
+                        host = Some(value.trim().to_string());
+                    }
+                }
             }
         }
+        let bound = self.listener.local_addr().ok();
         let mut parts = request_line.split(' ');
         let (method, target) = (parts.next().unwrap_or(""), parts.next());
         let (status, content_type, body) = match target {
             Some(target) if complete && parts.next().is_some_and(|v| v.starts_with("HTTP/")) => {
-                match method {
-                    "GET" | "HEAD" => self.answer(target),
-                    _ => (405, TEXT, b"only GET".to_vec()),
+                if !bound.is_some_and(|bound| host_names(host.as_deref(), bound)) {
+                    (
+                        403,
+                        TEXT,
+                        b"only requests to this server's own address".to_vec(),
+                    )
+                } else {
+                    match method {
+                        "GET" | "HEAD" => self.answer(target),
+                        _ => (405, TEXT, b"only GET".to_vec()),
+                    }
                 }
             }
             _ => (400, TEXT, b"a malformed request".to_vec()),
@@ -175,10 +193,37 @@ impl ViewerServer {
 
 const TEXT: &str = "text/plain; charset=utf-8";
 
+/// Whether a request's `Host` header names a server bound to `bound`: its port, and as the name
+/// the bound address (any address literal when bound to all of them), or `localhost` when the
+/// bind is loopback or all addresses. A domain name is never one: it is what DNS rebinding
+/// points at someone else's server.
+fn host_names(host: Option<&str>, bound: SocketAddr) -> bool {
+    let Some(host) = host else { return false };
+    let Some((name, port)) = host.rsplit_once(':') else {
+        return false;
+    };
+    if port.parse::<u16>() != Ok(bound.port()) {
+        return false;
+    }
+    let ip = bound.ip();
+    if name.eq_ignore_ascii_case("localhost") {
+        return ip.is_loopback() || ip.is_unspecified();
+    }
+    let literal = name
+        .strip_prefix('[')
+        .and_then(|name| name.strip_suffix(']'))
+        .unwrap_or(name);
+    match literal.parse::<IpAddr>() {
+        Ok(named) => named == ip || ip.is_unspecified(),
+        Err(_) => false,
+    }
+}
+
 fn reason(status: u16) -> &'static str {
     match status {
         200 => "OK",
         400 => "Bad Request",
+        403 => "Forbidden",
         404 => "Not Found",
         405 => "Method Not Allowed",
         _ => "Internal Server Error",

@@ -155,12 +155,13 @@ fn every_kernel_compiles_with_the_bindings_and_info_its_arguments_say() {
 
 /// One HTTP/1.0 request; returns the status code and the body.
 fn request(address: SocketAddr, method: &str, path: &str) -> (u16, Vec<u8>) {
+    request_to(address, method, path, &address.to_string())
+}
+
+/// [`request`] with `host` as its `Host` header.
+fn request_to(address: SocketAddr, method: &str, path: &str, host: &str) -> (u16, Vec<u8>) {
     let mut stream = TcpStream::connect(address).unwrap();
-    write!(
-        stream,
-        "{method} {path} HTTP/1.0\r\nHost: localhost\r\n\r\n"
-    )
-    .unwrap();
+    write!(stream, "{method} {path} HTTP/1.0\r\nHost: {host}\r\n\r\n").unwrap();
     let mut reply = Vec::new();
     stream.read_to_end(&mut reply).unwrap();
     let end = reply
@@ -249,6 +250,21 @@ fn the_server_serves_the_page_its_kernels_and_the_two_files_only() {
         assert_eq!(request(address, "GET", path).0, 404, "{path}");
     }
     assert_eq!(request(address, "POST", "/sites.txt").0, 405);
+    // Another name for this address (DNS rebinding), or another port, is refused; localhost
+    // with the port is this server.
+    let port = address.port();
+    for host in [
+        format!("evil.example:{port}"),
+        format!("127.0.0.1:{}", port ^ 1),
+    ] {
+        assert_eq!(
+            request_to(address, "GET", "/sites.txt", &host).0,
+            403,
+            "{host}"
+        );
+    }
+    let localhost = format!("localhost:{port}");
+    assert_eq!(request_to(address, "GET", "/sites.txt", &localhost).0, 200);
 }
 
 #[test]
