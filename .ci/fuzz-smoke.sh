@@ -1,6 +1,6 @@
 #!/bin/sh
 # A short libFuzzer run of each fuzz target (fuzz/), coverage-guided as cargo-fuzz builds them,
-# seeded with the test data: a smoke test that the targets build and that 15 s of mutation
+# seeded with the test data: a smoke test that the targets build and that 5 s of mutation
 # finds no panic. Needs a nightly toolchain, and fails without one: the stable suite runs the
 # targets' bodies over the corpus and mutants of it (tests/it/fuzz_bodies.rs), this the fuzzers.
 set -eu
@@ -16,13 +16,13 @@ export RUSTFLAGS="-Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4
 cp ../Cargo.lock Cargo.lock
 # An explicit target keeps RUSTFLAGS off build scripts and proc macros, as cargo-fuzz does.
 host=$(rustc +nightly -vV | sed -n 's/^host: //p')
-# A debug build: a 15 s smoke finds as much unoptimised, and the dependencies build in half the
+# A debug build: a 5 s smoke finds as much unoptimised, and the dependencies build in half the
 # time of a release build.
 cargo +nightly build --target "$host" --bin sites_parser --bin image_decoder
 corpus=$(mktemp -d)
 mkdir -p "$corpus/sites" "$corpus/images"
 cp ../tests/data/sad/*_sites.txt ../tests/data/sad/*_sites.sadp "$corpus/sites/"
 cp ../tests/data/sad/*.png "$corpus/images/"
-"target/$host/debug/sites_parser" "$corpus/sites" -max_total_time=15 -max_len=65536
-"target/$host/debug/image_decoder" "$corpus/images" -max_total_time=15 -rss_limit_mb=2048
+"target/$host/debug/sites_parser" "$corpus/sites" -max_total_time=5 -max_len=65536
+"target/$host/debug/image_decoder" "$corpus/images" -max_total_time=5 -rss_limit_mb=2048
 rm -rf "$corpus"
