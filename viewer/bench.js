@@ -4,6 +4,7 @@
 // training_ms is the loop (iteration 0 to the last step's completion), total_ms adds decoding,
 // device start-up and kernel compilation since the page began.
 
+import { fetchOwn } from './fetch_own.js';
 import { Gpu, NoWebGpu } from './gpu.js';
 import { TargetImage, decodeImage } from './target.js';
 import { TRAINING_KERNELS, Trainer, checkConfig } from './trainer.js';
@@ -47,8 +48,7 @@ async function main() {
     const sites = number('sites', null, true);
     if (sites !== null) edits.DEFAULT_SITES = sites;
     const config = checkConfig(edits, defaults);
-    const response = await fetch(image);
-    if (!response.ok) throw new Error(`${image}: ${response.status} ${response.statusText}`);
+    const response = await fetchOwn(image);
     const target = TargetImage.fromRgba(await decodeImage(await response.blob(), image));
     const trainer = new Trainer(gpu, target, {
       config, constants, seed: number('seed', 0, true), logEvery: config.DEFAULT_ITERS,

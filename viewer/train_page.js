@@ -3,6 +3,7 @@
 // trainer.js's, on the library's kernels; `sad view --train PHOTO` serves this page with the
 // photo (`?image=`, `&mask=`, `&init=` name files to load at start).
 
+import { fetchOwn } from './fetch_own.js';
 import { Gpu, NoWebGpu } from './gpu.js';
 import { parseSitesBytes } from './sites.js';
 import { sitesToPacked, sitesToText } from './sites_export.js';
@@ -28,12 +29,6 @@ function log(line) {
   box.textContent += `${line}\n`;
   box.scrollTop = box.scrollHeight;
   console.log(line);
-}
-
-async function fetchChecked(url) {
-  const response = await fetch(url);
-  if (!response.ok) throw new Error(`${url}: ${response.status} ${response.statusText}`);
-  return response;
 }
 
 async function loadPhoto(blob, name) {
@@ -172,11 +167,11 @@ async function main() {
     state.manifest = state.gpu.manifest;
     $('config').value = JSON.stringify(state.manifest.training.config, null, 2);
     const image = query.get('image');
-    if (image) await loadPhoto(await (await fetchChecked(image)).blob(), image.split('/').pop());
+    if (image) await loadPhoto(await (await fetchOwn(image)).blob(), image.split('/').pop());
     const mask = query.get('mask');
-    if (mask) state.mask = await decodeImage(await (await fetchChecked(mask)).blob(), mask);
+    if (mask) state.mask = await decodeImage(await (await fetchOwn(mask)).blob(), mask);
     const init = query.get('init');
-    if (init) state.init = parseSitesBytes(await (await fetchChecked(init)).arrayBuffer());
+    if (init) state.init = parseSitesBytes(await (await fetchOwn(init)).arrayBuffer());
     if (!state.photo) $('status').textContent = 'Pick a photo to fit.';
     setState('ready');
   } catch (error) {

@@ -8,6 +8,7 @@
 // (and `document.title` starts with "rendered") when the canvas `#view` shows a finished
 // render, `error` or `no-webgpu` otherwise, with the reason in `#message`.
 
+import { fetchOwn } from './fetch_own.js';
 import { Gpu, NoWebGpu, VIEWER_KERNELS, renderView, uploadSites } from './gpu.js';
 import { MAX_ZOOM, filePoint, parseSitesBytes, zoomedView } from './sites.js';
 import { sitesToPacked, sitesToText } from './sites_export.js';
@@ -208,12 +209,6 @@ async function loadTarget(blob) {
   }
 }
 
-async function fetchChecked(url) {
-  const response = await fetch(url);
-  if (!response.ok) throw new Error(`${url}: ${response.status} ${response.statusText}`);
-  return response;
-}
-
 function setupControls() {
   $('mode').value = state.mode;
   $('dots').checked = state.dots;
@@ -312,10 +307,10 @@ async function main() {
   }
   try {
     const target = query.get('target');
-    if (target) await loadTarget(await (await fetchChecked(target)).blob());
+    if (target) await loadTarget(await (await fetchOwn(target)).blob());
     const sites = query.get('sites');
     if (sites) {
-      await loadSites(await (await fetchChecked(sites)).arrayBuffer(), sites.split('/').pop());
+      await loadSites(await (await fetchOwn(sites)).arrayBuffer(), sites.split('/').pop());
     } else {
       setState('empty', '');
       status('Open a *_sites.txt or *_sites.sadp file (the button, or drop it on the page).');

@@ -41,6 +41,7 @@ pub const PAGE_FILES: &[PageFile] = &[
     page_file!("viewer.css", CSS),
     page_file!("viewer.js", JS),
     page_file!("gpu.js", JS),
+    page_file!("fetch_own.js", JS),
     page_file!("sites.js", JS),
     page_file!("sites_export.js", JS),
     page_file!("train.html", HTML),

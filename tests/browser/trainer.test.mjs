@@ -134,6 +134,13 @@ try {
   await empty.goto(`${origin}/bench.html?iters=ten`, { waitUntil: 'commit' });
   await waitState(empty, ['done', 'error', 'no-webgpu'], 120_000);
   check(errors.includes('BENCH_ERROR no ?image=URL to fit'), `a bench without an image says so (${errors.join(' | ')})`);
+  const foreign = await browser.newPage();
+  const foreignErrors = [];
+  foreign.on('console', (m) => foreignErrors.push(m.text()));
+  await foreign.goto(`${origin}/bench.html?image=http://example.invalid/photo.png`, { waitUntil: 'commit' });
+  await waitState(foreign, ['done', 'error', 'no-webgpu'], 120_000);
+  check(foreignErrors.some((line) => line.startsWith('BENCH_ERROR') && line.includes('its own server only')),
+    `a bench of another origin's image is refused (${foreignErrors.join(' | ')})`);
 
   // A masked fit: the page's mask (target.js) against `sad fit --mask`, 100 iterations.
   const mask = path.join(scratch, 'mask.png');

@@ -5,7 +5,8 @@
 // the CLI's, a packed sites file renders as `sad render` renders it, the exported text and
 // packed files are what the CLI reads and writes, the view outside the
 // image's extent is dimmed, side by side fits the window at
-// 1400 and 700 px, a missing file and a browser without WebGPU get their messages, and a
+// 1400 and 700 px, a missing file, a file of another origin and a browser without WebGPU get
+// their messages, and a
 // screenshot of the page goes to $SCREENSHOT (the README's).
 //
 // Usage: node viewer.test.mjs [path/to/sad]   (Debian's chromium at /usr/bin/chromium, or
@@ -239,6 +240,12 @@ try {
   check(await missing.evaluate(() => document.body.dataset.state) === 'error'
     && (await missing.textContent('#message')).includes('404'), 'a missing file: an error message');
   await missing.close();
+
+  const foreign = await open(browser, `${origin}/?sites=http://example.invalid/cat_sites.txt`);
+  check(await foreign.evaluate(() => document.body.dataset.state) === 'error'
+    && (await foreign.textContent('#message')).includes('its own server only'),
+  'a file of another origin: refused in the page');
+  await foreign.close();
 
   const noGpu = await open(browser, address, () => { delete Navigator.prototype.gpu; });
   check(await noGpu.evaluate(() => document.body.dataset.state) === 'no-webgpu'
