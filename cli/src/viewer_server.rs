@@ -3,11 +3,13 @@
 //! (loopback unless asked otherwise), nothing else.
 //!
 //! One request per connection, answered on a thread of its own, with `Connection: close`: all a
-//! local page needs. A request is answered only when its `Host` names this server by address
-//! (or `localhost` on a loopback or any-address bind) and port: a web page whose own name was
-//! rebound to this machine's address (DNS rebinding) sends its name, and gets 403. (tiny_http 0.12's keep-alive connections left one of Chromium's parallel
+//! local page needs. (tiny_http 0.12's keep-alive connections left one of Chromium's parallel
 //! module loads pending for good in 3 to 4 of 20 fresh-browser loads of the trainer page here;
 //! a server that closes each connection had none in 40.)
+//!
+//! A request is answered only when its `Host` names this server by address (or `localhost` on
+//! a loopback or any-address bind) and port: a web page whose own name was rebound to this
+//! machine's address (DNS rebinding) sends its name, and gets 403.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};

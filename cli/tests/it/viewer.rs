@@ -250,12 +250,14 @@ fn the_server_serves_the_page_its_kernels_and_the_two_files_only() {
         assert_eq!(request(address, "GET", path).0, 404, "{path}");
     }
     assert_eq!(request(address, "POST", "/sites.txt").0, 405);
-    // Another name for this address (DNS rebinding), or another port, is refused; localhost
-    // with the port is this server.
+    // Another name for this address (DNS rebinding), another port, no port or no Host at all
+    // is refused; localhost with the port is this server.
     let port = address.port();
     for host in [
         format!("evil.example:{port}"),
+        format!("127.0.0.1.nip.io:{port}"),
         format!("127.0.0.1:{}", port ^ 1),
+        "127.0.0.1".to_string(),
     ] {
         assert_eq!(
             request_to(address, "GET", "/sites.txt", &host).0,
@@ -263,6 +265,11 @@ fn the_server_serves_the_page_its_kernels_and_the_two_files_only() {
             "{host}"
         );
     }
+    let mut stream = TcpStream::connect(address).unwrap();
+    write!(stream, "GET /sites.txt HTTP/1.0\r\n\r\n").unwrap();
+    let mut reply = String::new();
+    stream.read_to_string(&mut reply).unwrap();
+    assert!(reply.starts_with("HTTP/1.1 403"), "no Host header: {reply}");
     let localhost = format!("localhost:{port}");
     assert_eq!(request_to(address, "GET", "/sites.txt", &localhost).0, 200);
 }
