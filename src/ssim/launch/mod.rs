@@ -128,7 +128,7 @@ impl PlaneStrides {
 
     /// `image` as the 2D kernels read it, with its strides: in place where [`Self::of`] allows,
     /// else made contiguous first.
-    pub(super) fn read(image: CubeTensor) -> (CubeTensor, Self) {
+    fn read(image: CubeTensor) -> (CubeTensor, Self) {
         if let Some(strides) = Self::of(&image) {
             return (image, strides);
         }
@@ -137,14 +137,9 @@ impl PlaneStrides {
         (image, strides)
     }
 
-    /// The kernels' strides argument for `img1` and `img2`.
-    pub(super) fn launch(img1: Self, img2: Self) -> InputStridesLaunch {
-        InputStridesLaunch::new(img1.plane, img1.row, img2.plane, img2.row)
-    }
-
     /// How inputs at `img1` and `img2` lie, for images of `shape`: contiguous, sharing one set
     /// of strides, or each its own (one index computation a pixel per set).
-    pub(super) fn layout(img1: Self, img2: Self, shape: &Shape) -> InputLayout {
+    fn layout(img1: Self, img2: Self, shape: &Shape) -> InputLayout {
         let rank = shape.num_dims();
         let (height, width) = (shape[rank - 2], shape[rank - 1]);
         let contiguous = Self {
@@ -158,6 +153,45 @@ impl PlaneStrides {
         } else {
             InputLayout::OwnStrides
         }
+    }
+}
+
+/// Both images as the 2D kernels read them: each one's strides and the layout they make.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct InputPlanes {
+    img1: PlaneStrides,
+    img2: PlaneStrides,
+    layout: InputLayout,
+}
+
+impl InputPlanes {
+    /// `img1` and `img2` as the kernels read them: in place where [`PlaneStrides::of`] allows,
+    /// else made contiguous first.
+    pub(super) fn read(img1: CubeTensor, img2: CubeTensor) -> (CubeTensor, CubeTensor, Self) {
+        let (img1, img1_strides) = PlaneStrides::read(img1);
+        let (img2, img2_strides) = PlaneStrides::read(img2);
+        let layout = PlaneStrides::layout(img1_strides, img2_strides, &img1.shape());
+        let planes = Self {
+            img1: img1_strides,
+            img2: img2_strides,
+            layout,
+        };
+        (img1, img2, planes)
+    }
+
+    /// The kernels' comptime input layout.
+    pub(super) fn layout(self) -> InputLayout {
+        self.layout
+    }
+
+    /// The kernels' strides argument.
+    pub(super) fn launch(self) -> InputStridesLaunch {
+        InputStridesLaunch::new(
+            self.img1.plane,
+            self.img1.row,
+            self.img2.plane,
+            self.img2.row,
+        )
     }
 }
 
@@ -247,8 +281,7 @@ fn forward(
     config: SsimKernelConfig,
     targets: Option<GradTargets>,
 ) -> (CubeTensor, CubeTensor) {
-    let (img1, img1_strides) = PlaneStrides::read(img1);
-    let (img2, img2_strides) = PlaneStrides::read(img2);
+    let (img1, img2, inputs) = InputPlanes::read(img1, img2);
     // The kernel reads both images at the same pixels, unchecked.
     expect_dims("fused_ssim", "img2", &img2, img1.shape().as_slice());
     let window_mask = mask.is_some();
@@ -273,7 +306,7 @@ fn forward(
             ForwardOutput::TileSums
         },
         img2_encoding: encoding(&img2),
-        input_layout: PlaneStrides::layout(img1_strides, img2_strides, &img1.shape()),
+        input_layout: inputs.layout(),
         window_mask,
     };
     let geometry = Geometry::of(&img1, layout);
@@ -307,7 +340,7 @@ fn forward(
             C1,
             C2,
         ),
-        PlaneStrides::launch(img1_strides, img2_strides),
+        inputs.launch(),
         kernel,
         input_types(&img1, &img2),
     ));
@@ -391,8 +424,7 @@ fn backward(
     config: SsimKernelConfig,
     targets: GradTargets,
 ) -> CubeTensor {
-    let (img1, img1_strides) = PlaneStrides::read(img1);
-    let (img2, img2_strides) = PlaneStrides::read(img2);
+    let (img1, img2, inputs) = InputPlanes::read(img1, img2);
     let partials = into_contiguous(partials);
     let layout = layout(&config, false, targets.partial_count(), F32_BYTES);
     let geometry = Geometry::of(&img1, layout);
@@ -438,7 +470,7 @@ fn backward(
         output: BackwardOutput::Gradients,
         upstream: upstream_kind(&config),
         img2_encoding: encoding(&img2),
-        input_layout: PlaneStrides::layout(img1_strides, img2_strides, &img1.shape()),
+        input_layout: inputs.layout(),
         window_mask,
     };
     launch_kernel!(ssim_backward_kernel(
@@ -459,7 +491,7 @@ fn backward(
             ssim_scale,
             l1_scale,
         ),
-        PlaneStrides::launch(img1_strides, img2_strides),
+        inputs.launch(),
         kernel,
         backward_types(&img1, &img2, grad_dtype(&img1, &img2, targets)),
     ));

@@ -5,14 +5,13 @@ use burn::tensor::{DType, Shape};
 use burn_cubecl::{kernel::into_contiguous, tensor::CubeTensor};
 use burn_sad_kernels::ssim::{
     BackwardArgsLaunch, BackwardConfig, BackwardOutput, C1, C2, COLUMNS, DepthLayout,
-    ForwardArgsLaunch, ForwardConfig, ForwardOutput, GradTargets, InputLayout,
-    ssim_backward_kernel, ssim_forward_kernel, ssim3d_depth_backward_kernel,
-    ssim3d_depth_forward_kernel,
+    ForwardArgsLaunch, ForwardConfig, ForwardOutput, GradTargets, ssim_backward_kernel,
+    ssim_forward_kernel, ssim3d_depth_backward_kernel, ssim3d_depth_forward_kernel,
 };
 use cubecl::{CubeCount, CubeDim};
 
 use super::{
-    F32_BYTES, Geometry, PlaneStrides, backward_types, encoding, grad_dtype, input_types, layout,
+    F32_BYTES, Geometry, InputPlanes, backward_types, encoding, grad_dtype, input_types, layout,
     map_upstream, reduce_tile_sums, upstream_kind,
 };
 use crate::launch::{empty_contiguous, empty_f32, expect_dims, launch_kernel};
@@ -67,8 +66,7 @@ pub(super) fn forward_volume(
 ) -> (CubeTensor, CubeTensor) {
     assert!(!config.has_l1(), "the 3D kernels have no L1 term");
     // The depth kernels read the volumes contiguous.
-    let (img1, img1_strides) = PlaneStrides::read(into_contiguous(img1));
-    let (img2, img2_strides) = PlaneStrides::read(into_contiguous(img2));
+    let (img1, img2, inputs) = InputPlanes::read(into_contiguous(img1), into_contiguous(img2));
     let shape = img1.shape();
     // The slice kernel reads both volumes at the same indices, unchecked.
     expect_dims("fused_ssim3d", "img2", &img2, shape.as_slice());
@@ -85,7 +83,7 @@ pub(super) fn forward_volume(
         targets: None,
         output: ForwardOutput::Moments,
         img2_encoding: encoding(&img2),
-        input_layout: InputLayout::Contiguous,
+        input_layout: inputs.layout(),
         window_mask: false,
     };
     launch_kernel!(ssim_forward_kernel(
@@ -98,7 +96,7 @@ pub(super) fn forward_volume(
         unused.clone().into_tensor_arg(),
         moments.clone().into_tensor_arg(),
         ForwardArgsLaunch::new(slices.height, slices.width, 0, 1, 0.0, 0.0, C1, C2),
-        PlaneStrides::launch(img1_strides, img2_strides),
+        inputs.launch(),
         kernel,
         input_types(&img1, &img2),
     ));
@@ -155,8 +153,7 @@ pub(super) fn backward_volume(
     targets: GradTargets,
 ) -> CubeTensor {
     // The depth kernels read the volumes contiguous.
-    let (img1, img1_strides) = PlaneStrides::read(into_contiguous(img1));
-    let (img2, img2_strides) = PlaneStrides::read(into_contiguous(img2));
+    let (img1, img2, inputs) = InputPlanes::read(into_contiguous(img1), into_contiguous(img2));
     let partials = into_contiguous(partials);
     let shape = img1.shape();
     let upstream = if config.is_map() {
@@ -186,7 +183,7 @@ pub(super) fn backward_volume(
         output: BackwardOutput::BlurredPartials,
         upstream: upstream_kind(&config),
         img2_encoding: encoding(&img2),
-        input_layout: InputLayout::Contiguous,
+        input_layout: inputs.layout(),
         window_mask: false,
     };
     launch_kernel!(ssim_backward_kernel(
@@ -200,7 +197,7 @@ pub(super) fn backward_volume(
         upstream.clone().into_tensor_arg(),
         blurred.clone().into_tensor_arg(),
         BackwardArgsLaunch::new(slices.height, slices.width, 0, 1, 0.0, 0.0),
-        PlaneStrides::launch(img1_strides, img2_strides),
+        inputs.launch(),
         kernel,
         backward_types(&img1, &img2, DType::F32),
     ));
