@@ -1,6 +1,8 @@
 //! What a user of burn-sad does in their own project: trains a small model with `fused_ssim` and
 //! `ssim_l1_loss`, takes `ms_ssim`, renders a sites file and fits a small photo. Exits with 1 and
-//! one line when a result is wrong. The device is `$BURN_SAD_DEVICE`'s (default: the best found).
+//! one line when a result is wrong. The device is `$BURN_SAD_DEVICE`'s (default: the best found);
+//! the photos and sites file come from the folder given as the first argument, by default
+//! burn-sad's `tests/data` beside this project (CI builds a copy of it against the packaged crates).
 
 use burn::module::Module;
 use burn::nn::PaddingConfig2d;
@@ -13,6 +15,7 @@ use burn_sad::sad::fit::{FitOptions, TargetImage, TrainingConfig, fit};
 use burn_sad::sad::{RenderOnlyOptions, read_sites, render_sites};
 use burn_sad::ssim::{MsSsimOptions, SsimOptions, fused_ssim, ms_ssim, ssim_l1_loss};
 
+/// burn-sad's test data, seen from this project's folder in the repository.
 const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../data");
 
 /// One 3×3 convolution that learns to undo noise.
@@ -36,9 +39,9 @@ fn check(ok: bool, what: String) -> Result<(), String> {
 }
 
 /// 30 Adam steps of L1 + SSIM, then of 1 − SSIM alone: each loss falls.
-fn train(device: &Device) -> Result<(), String> {
+fn train(data: &str, device: &Device) -> Result<(), String> {
     let device = device.clone().autodiff();
-    let photo = load_rgb(format!("{DATA}/chelsea.png"), &device).map_err(|e| e.to_string())?;
+    let photo = load_rgb(format!("{data}/chelsea.png"), &device).map_err(|e| e.to_string())?;
     let clean = photo.slice([0..1, 0..3, 60..108, 120..168]);
     let noise = Tensor::random(clean.shape(), Distribution::Normal(0.0, 0.1), &device);
     let noisy = (clean.clone() + noise).clamp(0.0, 1.0);
@@ -77,9 +80,9 @@ fn train(device: &Device) -> Result<(), String> {
 }
 
 /// MS-SSIM of a photo with itself is 1, with a noisy copy less.
-fn multi_scale(device: &Device) -> Result<(), String> {
+fn multi_scale(data: &str, device: &Device) -> Result<(), String> {
     // 200×176: MS-SSIM's five scales of an 11-tap window need more than 160 pixels a side.
-    let photo = load_rgb(format!("{DATA}/astronaut_ms.png"), device).map_err(|e| e.to_string())?;
+    let photo = load_rgb(format!("{data}/astronaut_ms.png"), device).map_err(|e| e.to_string())?;
     let noisy = (photo.clone()
         + Tensor::random(photo.shape(), Distribution::Normal(0.0, 0.1), device))
     .clamp(0.0, 1.0);
@@ -99,19 +102,19 @@ fn psnr(a: Tensor<3>, b: Tensor<3>) -> f32 {
 }
 
 /// The reference trainer's fit of a 128² astronaut crop, rendered, against the crop.
-fn render(device: &Device) -> Result<(), String> {
-    let table = read_sites(format!("{DATA}/sad/astro128_sites.txt")).map_err(|e| e.to_string())?;
+fn render(data: &str, device: &Device) -> Result<(), String> {
+    let table = read_sites(format!("{data}/sad/astro128_sites.txt")).map_err(|e| e.to_string())?;
     let rendered =
         render_sites(&table, &RenderOnlyOptions::default(), device).map_err(|e| e.to_string())?;
-    let photo = load_rgb(format!("{DATA}/sad/astro128.png"), device).map_err(|e| e.to_string())?;
+    let photo = load_rgb(format!("{data}/sad/astro128.png"), device).map_err(|e| e.to_string())?;
     let db = psnr(rendered.image, photo.squeeze_dim(0));
     println!("render: {} sites, PSNR {db:.2} dB", table.sites.len());
     check(db > 25.0, format!("render: PSNR {db} dB"))
 }
 
 /// 40 iterations of the fitting recipe on a 64² crop.
-fn fit_crop(device: &Device) -> Result<(), String> {
-    let photo = load_rgb(format!("{DATA}/sad/astro64.png"), device).map_err(|e| e.to_string())?;
+fn fit_crop(data: &str, device: &Device) -> Result<(), String> {
+    let photo = load_rgb(format!("{data}/sad/astro64.png"), device).map_err(|e| e.to_string())?;
     let config = TrainingConfig {
         default_iters: 40,
         default_target_bpp: 8.0,
@@ -141,12 +144,13 @@ fn fit_crop(device: &Device) -> Result<(), String> {
 
 fn main() -> std::process::ExitCode {
     let run = || -> Result<(), String> {
+        let data = std::env::args().nth(1).unwrap_or_else(|| DATA.to_owned());
         let (device, description) = select_device(DeviceChoice::from_env()?)?;
         println!("device: {description}");
-        train(&device)?;
-        multi_scale(&device)?;
-        render(&device)?;
-        fit_crop(&device)
+        train(&data, &device)?;
+        multi_scale(&data, &device)?;
+        render(&data, &device)?;
+        fit_crop(&data, &device)
     };
     match run() {
         Ok(()) => std::process::ExitCode::SUCCESS,
