@@ -32,14 +32,13 @@ mod backend;
 mod candidates;
 pub mod dataset;
 mod error;
-mod file;
 pub mod fit;
+mod format;
 mod fusion;
 mod hilbert;
 mod kernel_call;
 #[cfg(feature = "cube")]
 mod launch;
-mod packed;
 #[cfg(feature = "cube")]
 pub(crate) use launch::plane_sums_possible;
 mod reference;
@@ -56,15 +55,12 @@ mod views;
 pub use backend::{PassConfig, RenderGeometry, SadBackend, SadKernels, SiteRecordKind};
 pub use candidates::{Candidates, PropagationOptions, jump_for_pass};
 pub use error::{SadError, SitesFileError};
-pub use file::{
-    HEADER, SitesFormat, format_g9, parse_sites, parse_sites_bytes, read_sites,
-    read_sites_with_format, sites_to_string, write_sites, write_sites_as,
+pub use format::{
+    HEADER, PACKED_HEADER_BYTES, PACKED_MAGIC, PACKED_SITE_BYTES, PACKED_VERSION, PackedRanges,
+    PackedSites, SitesFormat, format_g9, parse_sites, parse_sites_bytes, quantise_sites,
+    read_sites, read_sites_with_format, sites_to_string, write_sites, write_sites_as,
 };
 pub use hilbert::HilbertOrder;
-pub use packed::{
-    PACKED_HEADER_BYTES, PACKED_MAGIC, PACKED_SITE_BYTES, PACKED_VERSION, PackedRanges,
-    PackedSites, quantise_sites,
-};
 pub use reference::{
     blend_at, cell_of_pixel, exact_candidates, f16_bits, f16_to_f32, jump_flood_reference,
     pack_sites_reference, ranking_key, ranking_view, render_reference, site_score,

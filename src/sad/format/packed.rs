@@ -42,9 +42,9 @@
 
 use burn_sad_kernels::sad::{COLOR, DIRECTION, LOG_ANISO, LOG_TAU, POSITION, RADIUS, SITE_PARAMS};
 
-use super::error::SitesFileError;
-use super::file::{COLUMN_LIMITS, FILE_COLUMN};
-use super::sites::{INACTIVE_SITE, SiteTable};
+use super::columns::{COLUMN_LIMITS, FILE_COLUMN};
+use crate::sad::error::SitesFileError;
+use crate::sad::sites::{INACTIVE_SITE, SiteTable};
 
 /// The first four bytes of a packed sites file.
 pub const PACKED_MAGIC: [u8; 4] = *b"SADP";

@@ -16,46 +16,13 @@ use std::path::Path;
 
 use burn_sad_kernels::sad::{POSITION, RADIUS, SITE_PARAMS};
 
-use super::SiteTable;
-use super::error::SitesFileError;
+use super::columns::{COLUMN_LIMITS, COLUMN_NAMES, FILE_COLUMN};
 use super::packed::{PACKED_MAGIC, PackedSites};
+use crate::sad::SiteTable;
+use crate::sad::error::SitesFileError;
 
 /// The first header line, naming the columns.
 pub const HEADER: &str = "# SAD Sites (position_x, position_y, color_r, color_g, color_b, log_tau, radius, aniso_dir_x, aniso_dir_y, log_aniso)";
-
-/// Names of the file's columns, in file order.
-const COLUMN_NAMES: [&str; 10] = [
-    "position_x",
-    "position_y",
-    "color_r",
-    "color_g",
-    "color_b",
-    "log_tau",
-    "radius",
-    "aniso_dir_x",
-    "aniso_dir_y",
-    "log_anisotropy",
-];
-
-/// Largest magnitude accepted per file column: e^80 is near f32's limit, so larger log τ or
-/// log anisotropy overflow the score to infinity and the blend to NaN; a position, radius or
-/// direction beyond 10⁹ overflows squared distances the same way. Colours are clamped on output.
-pub(super) const COLUMN_LIMITS: [f32; SITE_PARAMS] = [
-    1e9,
-    1e9,
-    f32::MAX,
-    f32::MAX,
-    f32::MAX,
-    80.0,
-    1e9,
-    1e9,
-    1e9,
-    80.0,
-];
-
-/// File column of each in-memory parameter (memory order: px, py, log τ, radius, r, g, b,
-/// dir x, dir y, log anisotropy).
-pub(super) const FILE_COLUMN: [usize; 10] = [0, 1, 5, 6, 2, 3, 4, 7, 8, 9];
 
 /// Formats `value` as C's `printf("%.9g", value)`.
 pub fn format_g9(value: f32) -> String {
@@ -325,5 +292,5 @@ fn parse_size(comment: &str) -> Result<(usize, usize), String> {
 }
 
 #[cfg(test)]
-#[path = "file_tests.rs"]
+#[path = "text_tests.rs"]
 mod tests;
