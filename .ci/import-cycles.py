@@ -17,8 +17,12 @@ from pathlib import Path
 
 USE = re.compile(r"\buse\s+((?:crate|super|self)::[^;]*);", re.S)
 PATH = re.compile(r"\b((?:crate|super)(?:::[A-Za-z_][A-Za-z0-9_]*)+)")
-MOD = re.compile(r"^\s*(?:pub(?:\([^)]*\))?\s+)?mod\s+([a-z_][a-z0-9_]*)\s*;", re.M)
-PATH_ATTR = re.compile(r"#\[path\s*=")
+# A `mod name;` line with the attributes before it, where a `#[path = "…"]` may name its file.
+MOD = re.compile(
+    r"^((?:\s*#\[[^\]]*\])*)\s*(?:pub(?:\([^)]*\))?\s+)?mod\s+([a-z_][a-z0-9_]*)\s*;",
+    re.M,
+)
+PATH_ATTR = re.compile(r'#\[path\s*=\s*"([^"]+)"\]')
 
 
 def strip_comments(text):
@@ -37,8 +41,11 @@ def modules(root_file):
             folder = file.parent
         else:
             folder = file.parent / file.stem
-        for name in MOD.findall(text):
-            for child in (folder / f"{name}.rs", folder / name / "mod.rs"):
+        for attributes, name in MOD.findall(text):
+            # A `#[path]` is relative to the folder of the file that holds it.
+            candidates = [file.parent / p for p in PATH_ATTR.findall(attributes)]
+            candidates += [folder / f"{name}.rs", folder / name / "mod.rs"]
+            for child in candidates:
                 if child.exists():
                     found[path + (name,)] = child
                     stack.append((path + (name,), child))
@@ -132,8 +139,6 @@ def main():
             if file.name in ("lib.rs", "main.rs", "mod.rs"):
                 continue
             text = strip_comments(file.read_text())
-            if PATH_ATTR.search(text):
-                continue
             paths = [p for use in USE.findall(text) for p in expand(use)]
             paths += PATH.findall(USE.sub("", text))
             for path in paths:
