@@ -19,6 +19,8 @@ use std::str::FromStr;
 
 use burn::tensor::{Device, Tensor};
 
+pub use crate::kernel_families::KernelFamily;
+
 /// Whether tensors on `device` run this crate's CubeCL kernels rather than the reference ops.
 pub fn uses_fused_kernels(device: &Device) -> bool {
     #[cfg(feature = "cube")]
@@ -70,6 +72,42 @@ pub fn kernel_support(device: &Device) -> Result<(), String> {
     }
     let _ = device;
     Ok(())
+}
+
+/// Whether `family`'s kernels can run on `device`; `Err` holds one line that names what the
+/// device lacks and what to use instead. Devices that run the reference ops (Flex) run every
+/// family. Also refuses what [`kernel_support`] refuses.
+///
+/// ```
+/// use burn_sad::device::{KernelFamily, family_support};
+///
+/// let device = burn::tensor::Device::default();
+/// family_support(&device, KernelFamily::Ssim)?;
+/// # Ok::<(), String>(())
+/// ```
+pub fn family_support(device: &Device, family: KernelFamily) -> Result<(), String> {
+    kernel_support(device)?;
+    #[cfg(feature = "cube")]
+    if let burn::backend::DispatchDevice::Cube(cube) = device.as_dispatch().clone().inner() {
+        return crate::kernel_families::missing(cube.client().properties(), family).map_or(
+            Ok(()),
+            |what| {
+                Err(format!(
+                    "this device cannot run the {family} kernels: it has no {what}; use a Vulkan \
+                 driver (Mesa's lavapipe on a CPU), a CUDA or ROCm GPU, or `--device flex`"
+                ))
+            },
+        );
+    }
+    let _ = (device, family);
+    Ok(())
+}
+
+/// Whether every one of `families` runs on `device`: the first refusal's line.
+pub(crate) fn families_support(device: &Device, families: &[KernelFamily]) -> Result<(), String> {
+    families
+        .iter()
+        .try_for_each(|&family| family_support(device, family))
 }
 
 /// The environment variable that sets the default of `--device`.
@@ -176,14 +214,33 @@ impl DeviceChoice {
 /// Resolves a choice to a working device, with a short description of it as a person reads it
 /// (`wgpu, CPU adapter`, `CUDA GPU 0`, …).
 ///
-/// An explicit choice that is not compiled in or does not initialise is an error; `Auto` falls
-/// back along the chain in the module docs and warns on stderr when it lands on Flex.
+/// An explicit choice that is not compiled in, does not initialise or cannot run every
+/// [`KernelFamily`] is an error; `Auto` falls back along the chain in the module docs, passing
+/// over (with a warning) a device that cannot run them, and warns on stderr when it lands on
+/// Flex. [`select_device_for`] asks for fewer families.
 pub fn select_device(choice: DeviceChoice) -> Result<(Device, String), String> {
+    select_device_for(choice, &KernelFamily::ALL)
+}
+
+/// [`select_device`] for work that runs only `families`' kernels: a device that runs those is
+/// taken even where it cannot run the others.
+///
+/// ```
+/// use burn_sad::device::{DeviceChoice, KernelFamily, select_device_for};
+///
+/// let (device, description) = select_device_for(DeviceChoice::Auto, &[KernelFamily::Ssim])?;
+/// println!("SSIM on {description}");
+/// # Ok::<(), String>(())
+/// ```
+pub fn select_device_for(
+    choice: DeviceChoice,
+    families: &[KernelFamily],
+) -> Result<(Device, String), String> {
     if choice != DeviceChoice::Auto {
         let device = choice
             .device()
             .ok_or_else(|| format!("device `{choice:?}` is not compiled into this build"))?;
-        open(&device, &format!("{choice:?}"))?;
+        open(&device, &format!("{choice:?}"), families)?;
         return Ok((device, choice.label().to_owned()));
     }
     #[allow(unused_imports)]
@@ -230,7 +287,7 @@ pub fn select_device(choice: DeviceChoice) -> Result<(Device, String), String> {
     ));
     let usable = |device: &Device, label: &str| {
         probe(device)
-            && kernel_support(device)
+            && families_support(device, families)
                 .inspect_err(|problem| eprintln!("warning: {label} skipped: {problem}"))
                 .is_ok()
     };
@@ -292,8 +349,17 @@ impl DeviceChoice {
 /// The devices a `--devices` list names, each probed: comma-separated entries `KIND[:N]` (a
 /// [`DeviceChoice`] name and a GPU index, e.g. `cuda:0,cuda:1`; `auto` takes what
 /// [`select_device`] picks), or `all`: every CUDA GPU that answers, else every ROCm GPU. An
-/// entry may repeat (more workers on one device).
+/// entry may repeat (more workers on one device). Each device must run every [`KernelFamily`];
+/// [`select_devices_for`] asks for fewer.
 pub fn select_devices(list: &str) -> Result<Vec<(Device, String)>, String> {
+    select_devices_for(list, &KernelFamily::ALL)
+}
+
+/// [`select_devices`] for work that runs only `families`' kernels.
+pub fn select_devices_for(
+    list: &str,
+    families: &[KernelFamily],
+) -> Result<Vec<(Device, String)>, String> {
     if list.trim() == "all" {
         for choice in [DeviceChoice::Cuda, DeviceChoice::Rocm] {
             let found: Vec<(Device, String)> = (0..MAX_GPUS)
@@ -319,12 +385,12 @@ pub fn select_devices(list: &str) -> Result<Vec<(Device, String)>, String> {
             };
             let choice: DeviceChoice = kind.parse()?;
             if choice == DeviceChoice::Auto {
-                return select_device(choice);
+                return select_device_for(choice, families);
             }
             let (device, label) = choice
                 .device_at(index)
                 .ok_or_else(|| format!("device `{entry}` is not compiled into this build"))?;
-            open(&device, entry)?;
+            open(&device, entry, families)?;
             Ok((device, label))
         })
         .collect()
@@ -348,11 +414,11 @@ pub fn memory_on_host(device: &Device) -> bool {
 
 /// Opens a device the user asked for by `name`: it must initialise ([`probe`]) and run the
 /// kernels ([`kernel_support`]); the error names it.
-fn open(device: &Device, name: &str) -> Result<(), String> {
+fn open(device: &Device, name: &str, families: &[KernelFamily]) -> Result<(), String> {
     if !probe(device) {
         return Err(format!("device `{name}` failed to initialise"));
     }
-    kernel_support(device).map_err(|problem| format!("device `{name}`: {problem}"))
+    families_support(device, families).map_err(|problem| format!("device `{name}`: {problem}"))
 }
 
 /// Whether a tiny tensor survives a round trip to `device`. Initialisation failures panic inside

@@ -96,6 +96,7 @@ pub mod device;
 mod fusion_op;
 pub mod image;
 pub mod kernel_cache;
+mod kernel_families;
 #[cfg(feature = "cube")]
 mod launch;
 pub mod sad;

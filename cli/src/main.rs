@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Result;
-use burn_sad::device::{DeviceChoice, select_device};
+use burn_sad::device::{DeviceChoice, KernelFamily, select_device_for};
 use burn_sad::kernel_cache::{KernelCache, enable_kernel_cache};
 use clap::{Parser, Subcommand};
 
@@ -118,10 +118,16 @@ fn run(cli: Cli) -> Result<()> {
                 use_kernel_cache();
                 fit::fit_on_devices(*args, &list)
             }
-            None => on_device(device, |d, s| fit::fit_command(*args, d, s)),
+            None => on_device(device, &KernelFamily::ALL, |d, s| {
+                fit::fit_command(*args, d, s)
+            }),
         },
-        Command::Render(args) => on_device(device, |d, s| render::render_command(args, d, s)),
-        Command::Ssim(args) => on_device(device, |d, s| ssim::ssim_command(args, d, s)),
+        Command::Render(args) => on_device(device, &[KernelFamily::SadRender], |d, s| {
+            render::render_command(args, d, s)
+        }),
+        Command::Ssim(args) => on_device(device, &[KernelFamily::Ssim], |d, s| {
+            ssim::ssim_command(args, d, s)
+        }),
     }
 }
 
@@ -134,9 +140,10 @@ fn use_kernel_cache() {
 }
 
 /// Runs `work` on the device `choice` names (default: `$BURN_SAD_DEVICE`, else auto), with its
-/// description.
+/// description; the device must run `families`' kernels (auto passes over one that cannot).
 fn on_device(
     choice: Option<DeviceChoice>,
+    families: &[KernelFamily],
     work: impl FnOnce(&burn::tensor::Device, &str) -> Result<()>,
 ) -> Result<()> {
     use_kernel_cache();
@@ -144,7 +151,7 @@ fn on_device(
         Some(choice) => choice,
         None => DeviceChoice::from_env().map_err(anyhow::Error::msg)?,
     };
-    let (device, description) = select_device(choice).map_err(anyhow::Error::msg)?;
+    let (device, description) = select_device_for(choice, families).map_err(anyhow::Error::msg)?;
     clock::mark_device_ready();
     work(&device, &description)
 }

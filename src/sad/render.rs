@@ -13,7 +13,7 @@ use super::{BackwardStrategy, Candidates, SadError, ViewTransform, render_refere
 #[cfg(feature = "cube")]
 use super::{SadBackend, SadKernels, SiteRecordKind};
 #[cfg(feature = "cube")]
-use crate::device::uses_fused_kernels;
+use crate::device::{KernelFamily, uses_fused_kernels};
 
 /// Renders `[3, height, width]` RGB (not clamped) from `[capacity, 10]` sites and their
 /// candidate lists, at the size the lists were built for (`candidates.geometry()`).
@@ -56,7 +56,14 @@ pub fn try_render_with(
     check_render_inputs(&sites, candidates)?;
     #[cfg(feature = "cube")]
     if uses_fused_kernels(&sites.device()) {
-        crate::device::kernel_support(&sites.device()).map_err(SadError::UnsupportedDevice)?;
+        // A tracked table's backward runs the training kernels.
+        let families: &[KernelFamily] = if sites.is_require_grad() {
+            &[KernelFamily::SadRender, KernelFamily::SadTraining]
+        } else {
+            &[KernelFamily::SadRender]
+        };
+        crate::device::families_support(&sites.device(), families)
+            .map_err(SadError::UnsupportedDevice)?;
         if !strategy.supported(&sites.device()) {
             return Err(SadError::UnsupportedStrategy(strategy));
         }

@@ -234,7 +234,8 @@ impl Prepared {
         if capacity == 0 || capacity > i32::MAX as usize {
             return Err(SadError::BadCapacity(capacity));
         }
-        crate::device::kernel_support(device).map_err(SadError::UnsupportedDevice)?;
+        crate::device::family_support(device, crate::device::KernelFamily::SadRender)
+            .map_err(SadError::UnsupportedDevice)?;
         Ok(Self {
             sites: table.to_tensor(capacity, device),
             view,

@@ -543,7 +543,8 @@ pub(crate) fn validate<const D: usize>(
             img2: format!("{device2:?}"),
         });
     }
-    crate::device::kernel_support(&device1).map_err(SsimError::UnsupportedDevice)?;
+    crate::device::family_support(&device1, crate::device::KernelFamily::Ssim)
+        .map_err(SsimError::UnsupportedDevice)?;
     let (dtype1, dtype2) = (img1.dtype(), img2.dtype);
     if !matches!(dtype1, DType::F32 | DType::F16 | DType::BF16) {
         return Err(SsimError::UnsupportedDtype(format!(

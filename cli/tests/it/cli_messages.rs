@@ -159,3 +159,39 @@ fn fit_help_states_every_default_and_it_is_the_shipped_one() {
     }
     assert!(checked >= 30, "only {checked} keys have a stated default");
 }
+
+/// With the Vulkan driver hidden, wgpu's CPU adapter is what is left: Mesa's OpenGL one where it
+/// is installed (no f32 atomics: the SAD training kernels cannot run there), else none. `sad fit`
+/// on it refuses in one line before work starts, or (an adapter that can) runs; never a panic.
+#[test]
+fn fit_on_an_adapter_that_cannot_train_refuses_in_one_line() {
+    let dir = scratch("no-vulkan");
+    let out = Command::new(env!("CARGO_BIN_EXE_sad"))
+        .args([
+            "--device",
+            "wgpu-cpu",
+            "fit",
+            &format!("{DATA}/sad/astro64.png"),
+        ])
+        .args(["--iters", "2", "--sites", "64", "--max-sites", "64"])
+        .args(["--out-dir", dir.to_str().unwrap()])
+        .env("VK_ICD_FILENAMES", "/nonexistent.json")
+        .env("VK_DRIVER_FILES", "/nonexistent.json")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    match out.status.code() {
+        Some(0) => eprintln!("this machine's remaining adapter trains: the fit ran"),
+        Some(1) => {
+            assert_one_error(&out, "device `WgpuCpu`", "no Vulkan driver");
+            assert!(
+                stderr.contains("cannot run the SAD training kernels")
+                    || stderr.contains("failed to initialise"),
+                "{stderr}"
+            );
+            assert!(!dir.join("astro64.png").exists(), "an output was written");
+        }
+        code => panic!("exit code {code:?}: {stderr}"),
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -19,6 +19,7 @@ use super::options::{FitOptions, FitProgress, FitResult, PhaseTimes};
 use super::step::{NeighbourLists, diffuse_and_step_keeping};
 use super::validate::validate;
 use super::{FitError, TargetImage};
+use crate::device::KernelFamily;
 use crate::sad::sites::live_site_count;
 use crate::sad::{Candidates, HilbertOrder, RenderGeometry, render};
 
@@ -68,7 +69,11 @@ impl Trainer {
     ) -> Result<Self, FitError> {
         let _share = DeviceShare::take();
         validate(&target, &options)?;
-        crate::device::kernel_support(device).map_err(FitError::UnsupportedDevice)?;
+        crate::device::families_support(
+            device,
+            &[KernelFamily::SadRender, KernelFamily::SadTraining],
+        )
+        .map_err(FitError::UnsupportedDevice)?;
         if !options.backward.supported(device) {
             return Err(FitError::Config(options.backward.unsupported_reason()));
         }
