@@ -13,11 +13,9 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/sad-out}
 mkdir -p "$OUT"
-row=${1:-1x3x1080x1920}
-shift $(( $# > 0 ? 1 : 0 ))
-dtypes=("$@")
-[ ${#dtypes[@]} -gt 0 ] || dtypes=(f32 f16)
 source benches/gpu/ssim_bench_bin.sh
+ssim_row_and_list 1x3x1080x1920 f32 f16 -- "$@"
+dtypes=("${items[@]}")
 for dtype in "${dtypes[@]}"; do
   # CubeCL reads cubecl.toml from the working directory.
   dir=$(mktemp -d)

@@ -12,12 +12,10 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/sad-out}
 mkdir -p "$OUT"
-row=${1:-1x3x2160x3840}
-shift $(( $# > 0 ? 1 : 0 ))
-kernels=("$@")
-[ ${#kernels[@]} -gt 0 ] || kernels=(ssim_forward ssim_backward infer:ssim_forward)
 ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
 source benches/gpu/ssim_bench_bin.sh
+ssim_row_and_list 1x3x2160x3840 ssim_forward ssim_backward infer:ssim_forward -- "$@"
+kernels=("${items[@]}")
 # The bench times 3 warm-up and ITERS training steps, then as many inference steps.
 iters=6
 for entry in "${kernels[@]}"; do

@@ -14,12 +14,10 @@
 #   (default: 1x3x1080x1920, f32 f16)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-row=${1:-1x3x1080x1920}
-shift $(( $# > 0 ? 1 : 0 ))
-dtypes=("$@")
-[ ${#dtypes[@]} -gt 0 ] || dtypes=(f32 f16)
 ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
 source benches/gpu/ssim_bench_bin.sh
+ssim_row_and_list 1x3x1080x1920 f32 f16 -- "$@"
+dtypes=("${items[@]}")
 for dtype in "${dtypes[@]}"; do
   for blocking in 0 1; do
     echo "== $row $dtype, CUDA_LAUNCH_BLOCKING=$blocking"
