@@ -17,7 +17,7 @@ use super::ViewerError;
 use super::wgsl_fixups::for_browsers;
 
 /// Units per side of the per-cell candidate kernels' cubes (as the library launches them).
-pub(super) const CELL_TILE: u32 = 16;
+pub(super) const CELL_TILE: u32 = burn_sad_kernels::sad::CELL_TILE as u32;
 /// Units of the per-site and per-pixel 1D kernels' cubes.
 pub(super) const LINE_CUBE: u32 = 256;
 /// Words per load of the site records and the candidate lists: 16-byte vectors.

@@ -23,3 +23,7 @@ pub const LOG_ANISO: usize = 9;
 
 /// Side of the square tile of pixels one render cube covers.
 pub const TILE: usize = 16;
+
+/// Units per side of the square cubes of the per-cell candidate kernels (a unit a cell), as the
+/// library and the viewer's kernel export launch them.
+pub const CELL_TILE: usize = 16;

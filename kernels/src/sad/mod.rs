@@ -67,7 +67,7 @@ pub use clock::{
 };
 pub use half::{f16_bits, f16_value};
 pub use layout::{
-    COLOR, DIRECTION, EMPTY, K, LOG_ANISO, LOG_TAU, POSITION, RADIUS, SITE_PARAMS, TILE,
+    CELL_TILE, COLOR, DIRECTION, EMPTY, K, LOG_ANISO, LOG_TAU, POSITION, RADIUS, SITE_PARAMS, TILE,
 };
 pub use plane_runs::PlaneSums;
 pub use prune::{

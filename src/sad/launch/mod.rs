@@ -35,7 +35,7 @@ use super::{
 use crate::launch::{empty_contiguous, empty_f32, expect_dims, expect_rows_of};
 
 /// Units per side of the cubes of the per-cell candidate kernels.
-const CELL_TILE: u32 = 16;
+const CELL_TILE: u32 = burn_sad_kernels::sad::CELL_TILE as u32;
 
 fn image_grid(geometry: RenderGeometry) -> (CubeCount, CubeDim) {
     (
