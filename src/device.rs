@@ -86,28 +86,29 @@ pub fn kernel_support(device: &Device) -> Result<(), String> {
 /// # Ok::<(), String>(())
 /// ```
 pub fn family_support(device: &Device, family: KernelFamily) -> Result<(), String> {
-    kernel_support(device)?;
-    #[cfg(feature = "cube")]
-    if let burn::backend::DispatchDevice::Cube(cube) = device.as_dispatch().clone().inner() {
-        return crate::kernel_families::missing(cube.client().properties(), family).map_or(
-            Ok(()),
-            |what| {
-                Err(format!(
-                    "this device cannot run the {family} kernels: it has no {what}; use a Vulkan \
-                 driver (Mesa's lavapipe on a CPU), a CUDA or ROCm GPU, or `--device flex`"
-                ))
-            },
-        );
-    }
-    let _ = (device, family);
-    Ok(())
+    families_support(device, &[family])
 }
 
-/// Whether every one of `families` runs on `device`: the first refusal's line.
+/// Whether every one of `families` runs on `device`: the first refusal's line. The ops ask on
+/// every call, so the device's client is looked up only where a family reads its properties.
 pub(crate) fn families_support(device: &Device, families: &[KernelFamily]) -> Result<(), String> {
-    families
-        .iter()
-        .try_for_each(|&family| family_support(device, family))
+    kernel_support(device)?;
+    #[cfg(feature = "cube")]
+    if families.iter().any(|family| family.reads_properties())
+        && let burn::backend::DispatchDevice::Cube(cube) = device.as_dispatch().clone().inner()
+    {
+        let client = cube.client();
+        for &family in families {
+            if let Some(what) = crate::kernel_families::missing(client.properties(), family) {
+                return Err(format!(
+                    "this device cannot run the {family} kernels: it has no {what}; use a Vulkan \
+                     driver (Mesa's lavapipe on a CPU), a CUDA or ROCm GPU, or `--device flex`"
+                ));
+            }
+        }
+    }
+    let _ = (device, families);
+    Ok(())
 }
 
 /// The environment variable that sets the default of `--device`.
@@ -412,8 +413,8 @@ pub fn memory_on_host(device: &Device) -> bool {
     on_host
 }
 
-/// Opens a device the user asked for by `name`: it must initialise ([`probe`]) and run the
-/// kernels ([`kernel_support`]); the error names it.
+/// Opens a device the user asked for by `name`: it must initialise ([`probe`]) and run
+/// `families`' kernels ([`family_support`]); the error names it.
 fn open(device: &Device, name: &str, families: &[KernelFamily]) -> Result<(), String> {
     if !probe(device) {
         return Err(format!("device `{name}` failed to initialise"));

@@ -29,6 +29,12 @@ impl KernelFamily {
     /// Every family.
     pub const ALL: [KernelFamily; 3] = [Self::Ssim, Self::SadRender, Self::SadTraining];
 
+    /// Whether [`missing`] reads anything of a device's properties for this family.
+    #[cfg(feature = "cube")]
+    pub(crate) fn reads_properties(self) -> bool {
+        !matches!(self, Self::Ssim)
+    }
+
     /// The family as a person reads it.
     pub fn label(self) -> &'static str {
         match self {
