@@ -43,7 +43,7 @@ pub enum SsimError {
     BadSigma(f32),
     /// A kernel layout field is out of its range (see [`SsimLayout`](super::SsimLayout)).
     #[error(
-        "fused_ssim: layout forward rows must be 1 to 75, backward rows 1 to 30 and strips a power of two up to 32, got {0:?}"
+        "fused_ssim: layout rows must be 1 to 1024 and strips a power of two up to 16, got {0:?}"
     )]
     BadLayout(super::SsimLayout),
     /// The device cannot run the kernels (see

@@ -1,6 +1,6 @@
 //! User-facing options of the SSIM ops.
 
-use burn_sad_kernels::ssim::{DEFAULT_RADIUS, DEFAULT_SIGMA, StripLayout};
+use burn_sad_kernels::ssim::{DEFAULT_RADIUS, DEFAULT_SIGMA};
 
 /// How the SSIM map treats the image border.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -27,69 +27,61 @@ impl std::str::FromStr for Padding {
     }
 }
 
-/// Shared memory an SSIM cube may use: the 32 KiB that Metal and most Vulkan drivers guarantee.
-pub(crate) const SHARED_BYTES: usize = 32 * 1024;
+/// The most output rows a walker of the 2D kernels may take.
+const MAX_ROWS: usize = 1024;
 
-/// The radius of the widest window the ops take (15 taps).
-const MAX_RADIUS: usize = 7;
+/// The most walkers per column: 16 of them make a cube of 1024 units, what every runtime
+/// allows.
+const MAX_STRIPS: usize = 16;
 
-/// Whether one strip of `rows` rows per unit, staging `maps` f32 maps for the widest window,
-/// fits [`SHARED_BYTES`]: the least a layout must allow.
-const fn one_strip_fits(rows: usize, maps: usize) -> bool {
-    let strip = StripLayout { rows, strips: 1 };
-    rows >= 1 && strip.staged_len(MAX_RADIUS, maps) * 4 <= SHARED_BYTES
-}
-
-/// How the 2D and 3D SSIM kernels split an output tile among a cube's units: each cube covers
-/// 32 columns and `rows · strips` rows of one plane; each unit owns one column and `rows` output
-/// rows, and `strips` units stack in a column. More rows per unit blur fewer apron rows per
-/// output row, more strips give the multiprocessor more units per staged tile. The strips halve
-/// (never below 1) until the staged tile fits the 32 KiB of shared memory every runtime
-/// guarantees. A layout changes speed only: every layout computes the same values.
+/// How the 2D SSIM kernels split an output tile among a cube's units (the 3D ones run them
+/// over every slice). A cube covers `64 − 2·radius` output columns and `rows · strips` rows of
+/// one plane: each of its 64 columns is walked by `strips` units, one under the other, each
+/// blurring `rows` output rows vertically in a register ring (rounded up to a whole number of
+/// window heights, `2·radius + 1` rows); the cube then blurs them horizontally. More rows per
+/// walker read fewer apron rows per output row; more strips give the multiprocessor more units
+/// per cube. The strips halve (never below 1) until the cube's shared buffer fits the device's
+/// shared memory. A layout changes speed only: every layout computes the same values.
 ///
-/// The default was measured fastest on an H200 (`benches/RESULTS.md`); `benches/fused_ssim.rs`
+/// The default was measured fastest on an H100 (`benches/RESULTS.md`); `benches/fused_ssim.rs`
 /// takes `--layout` to time others on a new GPU.
 ///
 /// ```
 /// use burn_sad::ssim::{SsimLayout, SsimOptions};
 ///
-/// let layout = SsimLayout { forward_rows: 8, ..SsimLayout::DEFAULT };
+/// let layout = SsimLayout { forward_rows: 11, ..SsimLayout::DEFAULT };
 /// let options = SsimOptions::default().with_layout(layout);
-/// assert_eq!(options.layout.forward_rows, 8);
+/// assert_eq!(options.layout.forward_rows, 11);
 /// assert!(layout.is_valid());
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct SsimLayout {
-    /// Output rows per unit of the forward kernel, 1 to 75 (one strip of them, staging both
-    /// images for a 15-tap window, fits 32 KiB).
+    /// Output rows per walker of the forward kernel, 1 to 1024.
     pub forward_rows: usize,
-    /// Units per column of a forward cube: a power of two, 1 to 32.
+    /// Walkers per column of a forward cube: a power of two, 1 to 16.
     pub forward_strips: usize,
-    /// Output rows per unit of the backward kernel, 1 to 30 (one strip of them, staging four
-    /// partial maps for a 15-tap window, fits 32 KiB).
+    /// Output rows per walker of the backward kernel, 1 to 1024.
     pub backward_rows: usize,
-    /// Units per column of a backward cube: a power of two, 1 to 32.
+    /// Walkers per column of a backward cube: a power of two, 1 to 16.
     pub backward_strips: usize,
 }
 
 impl SsimLayout {
-    /// The default: 16-row strips for the forward and 8-row strips for the backward, 4 strips
-    /// per cube.
+    /// The default: one 66-row walker per column in the forward (six heights of the default
+    /// window), two 11-row walkers per column in the backward.
     pub const DEFAULT: Self = Self {
-        forward_rows: 16,
-        forward_strips: 4,
-        backward_rows: 8,
-        backward_strips: 4,
+        forward_rows: 66,
+        forward_strips: 1,
+        backward_rows: 11,
+        backward_strips: 2,
     };
 
-    /// Whether every field is in its range: whatever the window and the tracked inputs, one
-    /// strip of rows fits the shared memory every runtime has (the kernels take fewer strips
-    /// than asked where the staged tile would not fit).
+    /// Whether every field is in its range.
     pub fn is_valid(&self) -> bool {
-        let strips = |strips: usize| strips.is_power_of_two() && strips <= 32;
-        // The forward stages both images; the backward up to four partial maps.
-        one_strip_fits(self.forward_rows, 2)
-            && one_strip_fits(self.backward_rows, 4)
+        let rows = |rows: usize| (1..=MAX_ROWS).contains(&rows);
+        let strips = |strips: usize| strips.is_power_of_two() && strips <= MAX_STRIPS;
+        rows(self.forward_rows)
+            && rows(self.backward_rows)
             && strips(self.forward_strips)
             && strips(self.backward_strips)
     }
@@ -104,7 +96,7 @@ impl Default for SsimLayout {
 impl std::str::FromStr for SsimLayout {
     type Err = String;
 
-    /// `forward_rows,forward_strips,backward_rows,backward_strips`, for example `16,4,8,4`.
+    /// `forward_rows,forward_strips,backward_rows,backward_strips`, for example `66,1,11,2`.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let fields: Vec<usize> = s
             .split(',')
@@ -124,8 +116,8 @@ impl std::str::FromStr for SsimLayout {
             Ok(layout)
         } else {
             Err(format!(
-                "bad SSIM layout `{s}`: forward rows must be 1 to 75, backward rows 1 to 30, \
-                 strips a power of two up to 32"
+                "bad SSIM layout `{s}`: rows must be 1 to {MAX_ROWS}, strips a power of two \
+                 up to {MAX_STRIPS}"
             ))
         }
     }

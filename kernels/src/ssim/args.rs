@@ -4,7 +4,7 @@
 
 use cubecl::prelude::*;
 
-use super::{GradTargets, InputEncoding, SsimTerm, StripLayout};
+use super::{GradTargets, InputEncoding, PairWrites, SsimTerm, StripLayout};
 
 /// The runtime scalars of a forward launch.
 #[derive(CubeLaunch, CubeType, Clone, Copy, Debug)]
@@ -112,13 +112,24 @@ pub struct ForwardConfig {
     /// pixels only (the blur of `m`, `m·x`, `m·y`, `m·x²`, `m·y²`, `m·xy`, divided by the blur of
     /// `m`); pixels outside the image count as unmasked zeros, as zero padding does.
     pub window_mask: bool,
+    /// How the pass across stores its pixels.
+    pub writes: PairWrites,
 }
 
 impl ForwardConfig {
-    /// Values staged per pixel: both images, and the mask under a window mask. An associated
-    /// function, since the launch needs it to choose the layout the config then holds.
-    pub const fn staged_maps(window_mask: bool) -> usize {
-        if window_mask { 3 } else { 2 }
+    /// Values a pixel stores in the map (`tile_sums` as a map): one with [`ForwardOutput::Map`].
+    pub const fn map_writes(self) -> usize {
+        matches!(self.output, ForwardOutput::Map) as usize
+    }
+
+    /// Values a pixel stores in `partials`: the five moments with [`ForwardOutput::Moments`],
+    /// else the partial maps of a training forward.
+    pub const fn partial_writes(self) -> usize {
+        match (self.output, self.targets) {
+            (ForwardOutput::Moments, _) => 5,
+            (_, Some(targets)) => targets.partial_count(),
+            (_, None) => 0,
+        }
     }
 
     /// Blurred statistics per pixel: μ₁, μ₂, E\[x²\], E\[y²\], E\[xy\], and under `window_mask`
@@ -172,4 +183,17 @@ pub struct BackwardConfig {
     /// The forward ran under a window mask: each gradient is multiplied by the pixel's mask
     /// value (the partial maps already hold the division by the blurred mask).
     pub window_mask: bool,
+    /// How the pass across stores its pixels.
+    pub writes: PairWrites,
+}
+
+impl BackwardConfig {
+    /// Values a pixel stores in `grads`: the tracked inputs' gradients, or the blurred partial
+    /// maps with [`BackwardOutput::BlurredPartials`].
+    pub const fn grad_writes(self) -> usize {
+        match self.output {
+            BackwardOutput::Gradients => self.targets.grad_count(),
+            BackwardOutput::BlurredPartials => self.targets.partial_count(),
+        }
+    }
 }

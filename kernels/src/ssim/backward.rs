@@ -7,12 +7,13 @@
 use cubecl::prelude::*;
 
 use super::args::{BackwardArgs, BackwardConfig, BackwardOutput, InputStrides, Upstream};
+use super::buffer::{blur_pair, column_slot, store_row};
 use super::index::input_indices;
 use super::load::{InputEncoding, load_input};
+use super::pairs::write_pair;
 use super::ring::blur_ring;
-use super::stage::pass_texel;
-use super::window::gaussian_taps;
-use super::{COLUMNS, COVARIANCE_SLOT, SIGMA_SQ_SLOT};
+use super::walk::{WalkPixel, pair_item, rounds, walk_pixel};
+use super::{COVARIANCE_SLOT, SIGMA_SQ_SLOT, StripLayout};
 
 /// Computes the input gradients for one tile of one plane (layout as in the forward).
 ///
@@ -38,8 +39,9 @@ use super::{COLUMNS, COVARIANCE_SLOT, SIGMA_SQ_SLOT};
 ///   `[partial_count, planes·height·width]` stack into `grads` of `G = F` (`img1`, `img2`, the
 ///   mask and the scales are then unused).
 ///
-/// Launch with a `(COLUMNS, layout.strips)` cube and a
-/// `(⌈W / COLUMNS⌉, ⌈H / layout.tile_rows()⌉, planes)` grid.
+/// Launch with a `(WALK_COLUMNS, layout.strips)` cube and a
+/// `(⌈W / tile_columns(radius)⌉, ⌈H / layout.tile_rows(radius)⌉, planes)` grid; the layout of
+/// the walk and the pairs is the forward's (see the module docs).
 #[cube(launch, launch_unchecked)]
 #[allow(clippy::too_many_arguments)]
 pub fn ssim_backward_kernel<F: Float, I1: Numeric, I2: Numeric, G: Float>(
@@ -56,150 +58,258 @@ pub fn ssim_backward_kernel<F: Float, I1: Numeric, I2: Numeric, G: Float>(
 ) {
     let radius = comptime![config.radius];
     let layout = comptime![config.layout];
+    let maps = comptime![config.targets.partial_count()];
+    let taps_len = comptime![2 * radius + 1];
+    let buffer_rows = comptime![layout.buffer_rows(radius)];
+    let plane_len = comptime![buffer_rows * StripLayout::row_stride(radius)];
+    let at = walk_pixel(
+        args.height,
+        args.width,
+        args.planes_per_mask,
+        radius,
+        layout,
+    );
+    let slot = column_slot(UNIT_POS_X as usize);
+    let buffer_row = UNIT_POS_Y as usize * taps_len;
+    let mut buffer = Shared::<[F]>::new_slice(comptime![layout.buffer_len(radius, maps)]);
+    let writes = comptime![config.grad_writes()];
+    let total = args.height * args.width * CUBE_COUNT_Z as usize;
+    let mut plane_upstream = F::new(1.0);
+    if comptime![config.upstream == Upstream::PerPlane] {
+        plane_upstream = upstream[at.plane * args.upstream_stride];
+    }
+
+    // The last `taps_len` input rows' partials, as in the forward's ring, and the chunk's
+    // rows read one chunk ahead.
+    let mut ring = Array::<F>::new(comptime![maps * taps_len]);
+    let mut fetched = Array::<F>::new(comptime![maps * taps_len]);
+    #[unroll]
+    for t in 0..comptime![2 * radius] {
+        walk_partials::<F>(partials, upstream, &mut ring, &at, t, &args, config, t);
+    }
+    fetch_chunk::<F>(
+        partials,
+        upstream,
+        &mut fetched,
+        &at,
+        comptime![2 * radius],
+        &args,
+        config,
+    );
+    for chunk in 0..comptime![layout.chunks] {
+        #[unroll]
+        for c in 0..taps_len {
+            let ring_slot = comptime![(c + 2 * radius) % taps_len];
+            #[unroll]
+            for m in 0..maps {
+                ring[comptime![ring_slot * maps + m]] = fetched[comptime![c * maps + m]];
+            }
+            let v = blur_ring::<F>(&ring, c, radius, config.sigma_bits, maps);
+            store_row::<F>(
+                &mut buffer,
+                &v,
+                buffer_row + c,
+                slot,
+                radius,
+                plane_len,
+                maps,
+            );
+        }
+        // The next chunk's loads fly while the cube blurs this one across.
+        if chunk + 1 < comptime![layout.chunks] {
+            fetch_chunk::<F>(
+                partials,
+                upstream,
+                &mut fetched,
+                &at,
+                (chunk + 1) * taps_len + comptime![2 * radius],
+                &args,
+                config,
+            );
+        }
+        sync_cube();
+        for round in 0..comptime![rounds(layout, radius)] {
+            let item = pair_item(&at, chunk, round, radius, layout);
+            let mut outs = Array::<F>::new(comptime![2 * writes]);
+            let mut valid = 0u32;
+            if item.row < buffer_rows {
+                let blurred = blur_pair::<F>(
+                    &buffer,
+                    item.row,
+                    item.pair,
+                    radius,
+                    config.sigma_bits,
+                    plane_len,
+                    maps,
+                );
+                #[unroll]
+                for q in 0..2usize {
+                    if item.x + q < args.width && item.y < args.height {
+                        valid |= comptime![1u32 << q];
+                        finish_gradient::<F, I1, I2>(
+                            img1,
+                            img2,
+                            mask,
+                            upstream,
+                            &mut outs,
+                            comptime![q * writes],
+                            &blurred,
+                            comptime![q * maps],
+                            item.x + q,
+                            item.y,
+                            plane_upstream,
+                            &at,
+                            &args,
+                            &strides,
+                            config,
+                        );
+                    }
+                }
+            }
+            write_pair::<F, G>(
+                grads,
+                &outs,
+                at.plane_base + item.y * args.width + item.x,
+                valid,
+                total,
+                0usize,
+                writes,
+                writes,
+                config.writes,
+            );
+        }
+        sync_cube();
+    }
+}
+
+/// Reads the `2·radius + 1` input rows of a chunk, from row `first` of the walk on, into
+/// `fetched` (see [`walk_partials`]).
+#[cube]
+fn fetch_chunk<F: Float>(
+    partials: &Tensor<F>,
+    upstream: &Tensor<F>,
+    fetched: &mut Array<F>,
+    at: &WalkPixel,
+    first: usize,
+    args: &BackwardArgs,
+    #[comptime] config: BackwardConfig,
+) {
+    #[unroll]
+    for c in 0..comptime![2 * config.radius + 1] {
+        walk_partials::<F>(partials, upstream, fetched, at, first + c, args, config, c);
+    }
+}
+
+/// Reads input row `t` of the walk at the unit's column: every partial map (weighted by the
+/// per-pixel upstream gradient under [`Upstream::PerPixel`]), zero outside the image, into
+/// slot `ring_slot` of `ring` (`maps` values a slot).
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn walk_partials<F: Float>(
+    partials: &Tensor<F>,
+    upstream: &Tensor<F>,
+    ring: &mut Array<F>,
+    at: &WalkPixel,
+    t: usize,
+    args: &BackwardArgs,
+    #[comptime] config: BackwardConfig,
+    #[comptime] ring_slot: usize,
+) {
+    let radius = comptime![config.radius];
+    let maps = comptime![config.targets.partial_count()];
+    let total = args.height * args.width * CUBE_COUNT_Z as usize;
+    let row_r = at.row_r + t;
+    let inside = at.col_r >= radius
+        && at.col_r < args.width + radius
+        && row_r >= radius
+        && row_r < args.height + radius;
+    let base = comptime![ring_slot * maps];
+    #[unroll]
+    for m in 0..maps {
+        ring[base + m] = F::new(0.0);
+    }
+    if inside {
+        let idx = at.plane_base + (row_r - radius) * args.width + at.col_r - radius;
+        let mut weight = F::new(1.0);
+        if comptime![config.upstream == Upstream::PerPixel] {
+            weight = upstream[idx];
+        }
+        #[unroll]
+        for m in 0..maps {
+            let mut v = partials[m * total + idx];
+            if comptime![config.upstream == Upstream::PerPixel] {
+                v *= weight;
+            }
+            ring[base + m] = v;
+        }
+    }
+}
+
+/// The gradients at output pixel (`x`, `y`), inside the image, from its blurred partials
+/// `blurred[first..]`, into `outs[out..]` (img1's first when both are tracked), or the blurred
+/// partials themselves with [`BackwardOutput::BlurredPartials`].
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn finish_gradient<F: Float, I1: Numeric, I2: Numeric>(
+    img1: &Tensor<I1>,
+    img2: &Tensor<I2>,
+    mask: &Tensor<F>,
+    upstream: &Tensor<F>,
+    outs: &mut Array<F>,
+    #[comptime] out: usize,
+    blurred: &Array<F>,
+    #[comptime] first: usize,
+    x: usize,
+    y: usize,
+    plane_upstream: F,
+    at: &WalkPixel,
+    args: &BackwardArgs,
+    strides: &InputStrides,
+    #[comptime] config: BackwardConfig,
+) {
     let targets = comptime![config.targets];
     let per_pixel = comptime![config.upstream == Upstream::PerPixel];
-    let taps = comptime![gaussian_taps(radius, config.sigma_bits)];
-    let taps_len = comptime![2 * radius + 1];
-    let maps = comptime![targets.partial_count()];
-    let span_x = comptime![COLUMNS + 2 * radius];
-    let span_y = comptime![layout.tile_rows() + 2 * radius];
-    let plane_stride = comptime![span_x * span_y];
-    let height = args.height;
-    let width = args.width;
-    let unit = UNIT_POS as usize;
-    let column = UNIT_POS_X as usize;
-    let strip = UNIT_POS_Y as usize;
-    let x0 = CUBE_POS_X as usize * COLUMNS;
-    let y0 = CUBE_POS_Y as usize * comptime![layout.tile_rows()];
-    let plane = CUBE_POS_Z as usize;
-    let plane_base = plane * height * width;
-    let mask_base = (plane / args.planes_per_mask) * height * width;
-    // Elements per map: the images' (shape's, whatever their strides).
-    let total = img1.len();
-
-    // Stage the partial maps over the tile and its apron, planar, zero outside the image, in
-    // the forward's unrolled passes.
-    let mut staged = Shared::<[F]>::new_slice(comptime![layout.staged_len(radius, maps)]);
-    let units = comptime![layout.units()];
-    let unit_row = unit / span_x;
-    let unit_col = unit % span_x;
-    #[unroll]
-    for pass in 0..comptime![plane_stride.div_ceil(units)] {
-        let step = comptime![pass * units];
-        let texel = pass_texel(unit_row, unit_col, step, span_x);
-        let sy = texel.row;
-        let gy = y0 + sy;
-        let gx = x0 + texel.col;
-        let inside = sy < span_y
-            && gy >= radius
-            && gy < height + radius
-            && gx >= radius
-            && gx < width + radius;
-        let idx = plane_base + (gy - radius) * width + gx - radius;
-        let mut weight = F::new(1.0);
-        if comptime![per_pixel] {
-            if inside {
-                weight = upstream[idx];
-            }
-        }
-        let i = unit + step;
+    let offset = y * args.width + x;
+    let idx = at.plane_base + offset;
+    if comptime![config.output == BackwardOutput::BlurredPartials] {
         #[unroll]
-        for m in 0..maps {
-            let mut v = F::new(0.0);
-            if inside {
-                v = partials[m * total + idx];
-                if comptime![per_pixel] {
-                    v *= weight;
-                }
+        for m in 0..comptime![targets.partial_count()] {
+            outs[out + m] = blurred[first + m];
+        }
+    } else {
+        let two = F::new(2.0);
+        let index = input_indices(idx, at.plane, y, x, strides, comptime![config.input_layout]);
+        let a = load_input::<F, I1>(img1, index.img1, InputEncoding::Float);
+        let b = load_input::<F, I2>(img2, index.img2, comptime![config.img2_encoding]);
+        let g_var = blurred[comptime![first + SIGMA_SQ_SLOT]];
+        let g_cov = blurred[comptime![first + COVARIANCE_SLOT]];
+        // Under a window mask a pixel enters every statistic times its weight.
+        let mut ssim_step = plane_upstream * F::cast_from(args.ssim_scale);
+        if comptime![config.window_mask] {
+            ssim_step *= mask[at.mask_base + offset];
+        }
+        // d|a − b|/da = sign(a − b), zero at a = b.
+        let mut l1_grad = F::new(0.0);
+        if comptime![config.l1] {
+            let mut step = plane_upstream * F::cast_from(args.l1_scale);
+            if comptime![per_pixel] {
+                step *= upstream[idx];
             }
-            if i < plane_stride {
-                staged[m * plane_stride + i] = v;
+            if a > b {
+                l1_grad = step;
+            }
+            if a < b {
+                l1_grad = -step;
             }
         }
-    }
-    sync_cube();
-
-    let x = x0 + column;
-    let first_row = strip * comptime![layout.rows];
-    let mut plane_upstream = F::new(1.0);
-    if comptime![!per_pixel] {
-        plane_upstream = upstream[CUBE_POS_Z as usize * args.upstream_stride];
-    }
-    let scale = plane_upstream * F::cast_from(args.ssim_scale);
-    let l1_step = plane_upstream * F::cast_from(args.l1_scale);
-    let two = F::new(2.0);
-    let mut ring = Array::<F>::new(comptime![maps * taps_len]);
-    #[unroll]
-    for r in 0..comptime![layout.rows + 2 * radius] {
-        let centre = (first_row + r) * span_x + column + radius;
-        let slot = comptime![(r % taps_len) * maps];
-        #[unroll]
-        for m in 0..maps {
-            let base = m * plane_stride + centre;
-            let mut acc = F::new(comptime![taps[0]]) * staged[base];
-            #[unroll]
-            for d in 1..comptime![radius + 1] {
-                acc += F::new(comptime![taps[d]]) * (staged[base - d] + staged[base + d]);
-            }
-            ring[slot + m] = acc;
+        if comptime![targets.img1] {
+            let g_mu = blurred[comptime![first + targets.mu1_slot()]];
+            outs[out] = ssim_step * (g_mu + two * a * g_var + b * g_cov) + l1_grad;
         }
-
-        if comptime![r >= 2 * radius] {
-            let out = comptime![r - 2 * radius];
-            let v = blur_ring::<F>(&ring, out, radius, config.sigma_bits, maps);
-            let y = y0 + first_row + out;
-            if comptime![config.output == BackwardOutput::BlurredPartials] {
-                if x < width && y < height {
-                    let idx = plane_base + y * width + x;
-                    #[unroll]
-                    for m in 0..maps {
-                        grads[m * total + idx] = G::cast_from(v[m]);
-                    }
-                }
-            } else {
-                if x < width && y < height {
-                    let offset = y * width + x;
-                    let idx = plane_base + offset;
-                    let at =
-                        input_indices(idx, plane, y, x, &strides, comptime![config.input_layout]);
-                    let a = load_input::<F, I1>(img1, at.img1, InputEncoding::Float);
-                    let b = load_input::<F, I2>(img2, at.img2, comptime![config.img2_encoding]);
-                    let g_var = v[comptime![SIGMA_SQ_SLOT]];
-                    let g_cov = v[comptime![COVARIANCE_SLOT]];
-                    // Under a window mask a pixel enters every statistic times its weight.
-                    let mut ssim_step = scale;
-                    if comptime![config.window_mask] {
-                        ssim_step *= mask[mask_base + offset];
-                    }
-                    // d|a − b|/da = sign(a − b), zero at a = b.
-                    let mut l1_grad = F::new(0.0);
-                    if comptime![config.l1] {
-                        let mut step = l1_step;
-                        if comptime![per_pixel] {
-                            step *= upstream[idx];
-                        }
-                        if a > b {
-                            l1_grad = step;
-                        }
-                        if a < b {
-                            l1_grad = -step;
-                        }
-                    }
-                    if comptime![targets.img1] {
-                        let g_mu = v[comptime![targets.mu1_slot()]];
-                        grads[idx] = G::cast_from(
-                            ssim_step * (g_mu + two * a * g_var + b * g_cov) + l1_grad,
-                        );
-                    }
-                    if comptime![targets.img2] {
-                        let g_mu = v[comptime![targets.mu2_slot()]];
-                        let slot = comptime![targets.img1 as usize];
-                        grads[slot * total + idx] = G::cast_from(
-                            ssim_step * (g_mu + two * b * g_var + a * g_cov) - l1_grad,
-                        );
-                    }
-                }
-            }
+        if comptime![targets.img2] {
+            let g_mu = blurred[comptime![first + targets.mu2_slot()]];
+            let slot = comptime![out + targets.img1 as usize];
+            outs[slot] = ssim_step * (g_mu + two * b * g_var + a * g_cov) - l1_grad;
         }
     }
 }

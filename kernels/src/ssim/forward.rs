@@ -4,14 +4,15 @@
 use cubecl::prelude::*;
 
 use super::args::{ForwardArgs, ForwardConfig, ForwardOutput, InputStrides};
+use super::buffer::{blur_pair, column_slot, store_row};
 use super::epilogue::ssim_terms;
 use super::index::input_indices;
 use super::load::{InputEncoding, load_input};
+use super::pairs::write_pair;
 use super::reduce::write_tile_sum;
 use super::ring::blur_ring;
-use super::stage::pass_texel;
-use super::window::gaussian_taps;
-use super::{COLUMNS, COVARIANCE_SLOT, SIGMA_SQ_SLOT};
+use super::walk::{WalkPixel, pair_item, rounds, walk_pixel};
+use super::{COVARIANCE_SLOT, SIGMA_SQ_SLOT, StripLayout};
 
 /// Computes SSIM over one output tile (see the module docs for the layout).
 ///
@@ -41,8 +42,8 @@ use super::{COLUMNS, COVARIANCE_SLOT, SIGMA_SQ_SLOT};
 ///   pixel as a `[5, planes·height·width]` stack into `partials`, and nothing else (`term`,
 ///   `l1` and `targets` are ignored, `tile_sums` is untouched; `window_mask` must be off).
 ///
-/// Launch with a `(COLUMNS, layout.strips)` cube and a
-/// `(⌈W / COLUMNS⌉, ⌈H / layout.tile_rows()⌉, planes)` grid.
+/// Launch with a `(WALK_COLUMNS, layout.strips)` cube and a
+/// `(⌈W / tile_columns(radius)⌉, ⌈H / layout.tile_rows(radius)⌉, planes)` grid.
 #[cube(launch, launch_unchecked)]
 #[allow(clippy::too_many_arguments)]
 pub fn ssim_forward_kernel<F: Float, I1: Numeric, I2: Numeric>(
@@ -58,264 +59,380 @@ pub fn ssim_forward_kernel<F: Float, I1: Numeric, I2: Numeric>(
 ) {
     let radius = comptime![config.radius];
     let layout = comptime![config.layout];
-    let masked = comptime![config.window_mask];
-    let maps = comptime![ForwardConfig::staged_maps(config.window_mask)];
     let stats = comptime![config.stats()];
-    // Where μ₁ sits among the blurred statistics: after the blurred mask under a window mask.
-    let first = comptime![stats - 5];
-    let taps = comptime![gaussian_taps(radius, config.sigma_bits)];
     let taps_len = comptime![2 * radius + 1];
-    let span_x = comptime![COLUMNS + 2 * radius];
-    let span_y = comptime![layout.tile_rows() + 2 * radius];
-    let height = args.height;
-    let width = args.width;
-    let crop = args.crop;
-    let unit = UNIT_POS as usize;
-    let column = UNIT_POS_X as usize;
-    let strip = UNIT_POS_Y as usize;
-    let x0 = CUBE_POS_X as usize * COLUMNS;
-    let y0 = CUBE_POS_Y as usize * comptime![layout.tile_rows()];
-    let plane = CUBE_POS_Z as usize;
-    let plane_base = plane * height * width;
-    let mask_base = (plane / args.planes_per_mask) * height * width;
-
-    // Stage the tile and its apron, interleaved: both images (zero outside the image) and
-    // under a window mask the mask (one outside the image: the zero padding counts as data).
-    // Unit `u` stages texels `u + k·units`, in an unrolled loop whose texel coordinates step
-    // by a comptime offset: no division per texel, and the loads of every pass can be issued
-    // before the stores wait for them.
-    let mut pixels = Shared::<[F]>::new_slice(comptime![layout.staged_len(radius, maps)]);
-    let units = comptime![layout.units()];
-    let texels = comptime![span_x * span_y];
-    let unit_row = unit / span_x;
-    let unit_col = unit % span_x;
-    #[unroll]
-    for pass in 0..comptime![texels.div_ceil(units)] {
-        let step = comptime![pass * units];
-        let texel = pass_texel(unit_row, unit_col, step, span_x);
-        let sy = texel.row;
-        let gy = y0 + sy;
-        let gx = x0 + texel.col;
-        let mut a = F::new(0.0);
-        let mut b = F::new(0.0);
-        let mut m = F::new(1.0);
-        let on_image = sy < span_y
-            && gy >= radius
-            && gy < height + radius
-            && gx >= radius
-            && gx < width + radius;
-        if on_image {
-            let (row, col) = (gy - radius, gx - radius);
-            let offset = row * width + col;
-            let at = input_indices(
-                plane_base + offset,
-                plane,
-                row,
-                col,
-                &strides,
-                comptime![config.input_layout],
-            );
-            a = load_input::<F, I1>(img1, at.img1, InputEncoding::Float);
-            b = load_input::<F, I2>(img2, at.img2, comptime![config.img2_encoding]);
-            if comptime![masked] {
-                m = mask[mask_base + offset];
-            }
-        }
-        let i = unit + step;
-        if i < texels {
-            pixels[maps * i] = a;
-            pixels[maps * i + 1] = b;
-            if comptime![masked] {
-                pixels[maps * i + 2] = m;
-            }
-        }
-    }
-    sync_cube();
-
-    let x = x0 + column;
-    let first_row = strip * comptime![layout.rows];
+    let buffer_rows = comptime![layout.buffer_rows(radius)];
+    let plane_len = comptime![buffer_rows * StripLayout::row_stride(radius)];
+    let at = walk_pixel(
+        args.height,
+        args.width,
+        args.planes_per_mask,
+        radius,
+        layout,
+    );
+    let slot = column_slot(UNIT_POS_X as usize);
+    let buffer_row = UNIT_POS_Y as usize * taps_len;
+    let mut buffer = Shared::<[F]>::new_slice(comptime![layout.buffer_len(radius, stats)]);
+    let mut tile_sum = F::new(0.0);
+    let writes = comptime![config.map_writes() + config.partial_writes()];
     // Elements per map: the images' (shape's, whatever their strides).
     let total = img1.len();
-    let mut tile_sum = F::new(0.0);
-    // The last `taps_len` horizontally blurred rows, `stats` values each, slot = row % taps_len.
-    let mut ring = Array::<F>::new(comptime![stats * taps_len]);
-    #[unroll]
-    for r in 0..comptime![layout.rows + 2 * radius] {
-        // Horizontal blur of staged row `first_row + r` at this unit's column.
-        let centre = (first_row + r) * span_x + column + radius;
-        let slot = comptime![(r % taps_len) * stats];
-        if comptime![masked] {
-            horizontal_masked::<F>(&pixels, &mut ring, centre, slot, radius, config.sigma_bits);
-        } else {
-            let w0 = F::new(comptime![taps[0]]);
-            let a = pixels[2 * centre];
-            let b = pixels[2 * centre + 1];
-            let mut sa = w0 * a;
-            let mut sb = w0 * b;
-            let mut saa = w0 * a * a;
-            let mut sbb = w0 * b * b;
-            let mut sab = w0 * a * b;
-            #[unroll]
-            for d in 1..comptime![radius + 1] {
-                let w = F::new(comptime![taps[d]]);
-                let la = pixels[2 * (centre - d)];
-                let lb = pixels[2 * (centre - d) + 1];
-                let ra = pixels[2 * (centre + d)];
-                let rb = pixels[2 * (centre + d) + 1];
-                sa += w * (la + ra);
-                sb += w * (lb + rb);
-                saa += w * (la * la + ra * ra);
-                sbb += w * (lb * lb + rb * rb);
-                sab += w * (la * lb + ra * rb);
-            }
-            ring[slot] = sa;
-            ring[slot + 1] = sb;
-            ring[slot + 2] = saa;
-            ring[slot + 3] = sbb;
-            ring[slot + 4] = sab;
-        }
 
-        // Once the window below output row `r − 2·radius` is complete, blur vertically.
-        if comptime![r >= 2 * radius] {
-            let out = comptime![r - 2 * radius];
-            let v = blur_ring::<F>(&ring, out, radius, config.sigma_bits, stats);
-            let y = y0 + first_row + out;
-            let in_image = x < width && y < height;
-            if comptime![config.output == ForwardOutput::Moments] {
-                if in_image {
-                    let idx = plane_base + y * width + x;
-                    #[unroll]
-                    for s in 0..5 {
-                        partials[s * total + idx] = v[first + s];
-                    }
-                }
-            } else {
-                let mut in_map =
-                    in_image && x >= crop && y >= crop && x + crop < width && y + crop < height;
-                // Under a window mask: the statistics over the window's weight, and none
-                // where the window holds no weight.
-                let mut inv_weight = F::new(1.0);
-                if comptime![masked] {
-                    inv_weight = F::new(0.0);
-                    if v[0] > F::new(0.0) {
-                        inv_weight = F::new(1.0) / v[0];
-                    }
-                    in_map = in_map && v[0] > F::new(0.0);
-                }
-                let terms = ssim_terms::<F>(
-                    v[first] * inv_weight,
-                    v[first + 1] * inv_weight,
-                    v[first + 2] * inv_weight,
-                    v[first + 3] * inv_weight,
-                    v[first + 4] * inv_weight,
-                    args.c1,
-                    args.c2,
-                    comptime![config.term],
+    // The last `taps_len` input rows' values, `stats` each, input row `t` of a chunk in slot
+    // `t mod taps_len`; the first `2·radius` before the first chunk.
+    let mut ring = Array::<F>::new(comptime![stats * taps_len]);
+    // The pixels of the chunk's input rows, read one chunk ahead.
+    let mut fetched = Array::<F>::new(comptime![FETCHED * taps_len]);
+    #[unroll]
+    for t in 0..comptime![2 * radius] {
+        fetch_pixel::<F, I1, I2>(
+            img1,
+            img2,
+            mask,
+            &mut fetched,
+            0usize,
+            &at,
+            t,
+            &args,
+            &strides,
+            config,
+        );
+        push_values::<F>(&fetched, 0usize, &mut ring, t, config);
+    }
+    fetch_chunk::<F, I1, I2>(
+        img1,
+        img2,
+        mask,
+        &mut fetched,
+        &at,
+        comptime![2 * radius],
+        &args,
+        &strides,
+        config,
+    );
+    for chunk in 0..comptime![layout.chunks] {
+        #[unroll]
+        for c in 0..taps_len {
+            let ring_slot = comptime![(c + 2 * radius) % taps_len];
+            push_values::<F>(&fetched, c, &mut ring, ring_slot, config);
+            let v = blur_ring::<F>(&ring, c, radius, config.sigma_bits, stats);
+            store_row::<F>(
+                &mut buffer,
+                &v,
+                buffer_row + c,
+                slot,
+                radius,
+                plane_len,
+                stats,
+            );
+        }
+        // The next chunk's loads fly while the cube blurs this one across.
+        if chunk + 1 < comptime![layout.chunks] {
+            fetch_chunk::<F, I1, I2>(
+                img1,
+                img2,
+                mask,
+                &mut fetched,
+                &at,
+                (chunk + 1) * taps_len + comptime![2 * radius],
+                &args,
+                &strides,
+                config,
+            );
+        }
+        sync_cube();
+        for round in 0..comptime![rounds(layout, radius)] {
+            let item = pair_item(&at, chunk, round, radius, layout);
+            // What each of the two pixels stores: the map value first, then the partials or
+            // moments.
+            let mut outs = Array::<F>::new(comptime![2 * writes.max(1)]);
+            let mut valid = 0u32;
+            if item.row < buffer_rows {
+                let blurred = blur_pair::<F>(
+                    &buffer,
+                    item.row,
+                    item.pair,
+                    radius,
+                    config.sigma_bits,
+                    plane_len,
+                    stats,
                 );
-                if comptime![config.output == ForwardOutput::Map] {
-                    if in_image {
-                        let mut value = F::new(0.0);
-                        if in_map {
-                            value = F::cast_from(args.ssim_scale) * terms.value;
-                            if comptime![config.l1] {
-                                let texel =
-                                    maps * ((first_row + out + radius) * span_x + column + radius);
-                                value += F::cast_from(args.l1_scale)
-                                    * F::abs(pixels[texel] - pixels[texel + 1]);
-                            }
-                        }
-                        tile_sums[plane_base + y * width + x] = value;
+                #[unroll]
+                for q in 0..2usize {
+                    if item.x + q < args.width && item.y < args.height {
+                        valid |= comptime![1u32 << q];
                     }
-                } else {
-                    if in_map {
-                        tile_sum += F::cast_from(args.ssim_scale) * terms.value;
-                    }
-                    if comptime![config.l1] {
-                        if in_image {
-                            let texel =
-                                maps * ((first_row + out + radius) * span_x + column + radius);
-                            tile_sum += F::cast_from(args.l1_scale)
-                                * F::abs(pixels[texel] - pixels[texel + 1]);
-                        }
-                    }
-                }
-                if comptime![config.targets.is_some()] {
-                    let targets = comptime![config.targets.unwrap()];
-                    if in_image {
-                        let idx = plane_base + y * width + x;
-                        let keep = F::cast_from(in_map) * inv_weight;
-                        partials[comptime![SIGMA_SQ_SLOT] * total + idx] = keep * terms.d_var;
-                        partials[comptime![COVARIANCE_SLOT] * total + idx] = keep * terms.d_cov;
-                        if comptime![targets.img1] {
-                            partials[comptime![targets.mu1_slot()] * total + idx] =
-                                keep * terms.d_mu1;
-                        }
-                        if comptime![targets.img2] {
-                            partials[comptime![targets.mu2_slot()] * total + idx] =
-                                keep * terms.d_mu2;
-                        }
-                    }
+                    tile_sum += finish_pixel::<F, I1, I2>(
+                        img1,
+                        img2,
+                        &mut outs,
+                        comptime![q * writes],
+                        &blurred,
+                        comptime![q * stats],
+                        item.x + q,
+                        item.y,
+                        &at,
+                        &args,
+                        &strides,
+                        config,
+                    );
                 }
             }
+            let index = at.plane_base + item.y * args.width + item.x;
+            if comptime![config.output == ForwardOutput::Map] {
+                write_pair::<F, F>(
+                    tile_sums,
+                    &outs,
+                    index,
+                    valid,
+                    total,
+                    0usize,
+                    writes,
+                    1usize,
+                    config.writes,
+                );
+            }
+            if comptime![config.partial_writes() > 0] {
+                write_pair::<F, F>(
+                    partials,
+                    &outs,
+                    index,
+                    valid,
+                    total,
+                    comptime![config.map_writes()],
+                    writes,
+                    comptime![config.partial_writes()],
+                    config.writes,
+                );
+            }
         }
+        sync_cube();
     }
 
     // Only a reducing forward has a tile sum to write: the write is left out at expansion (a
     // `terminate!` under a comptime condition did not stop it on wgpu).
     if comptime![config.output == ForwardOutput::TileSums] {
-        write_tile_sum::<F>(&mut pixels, tile_sums, tile_sum, comptime![layout.units()]);
+        write_tile_sum::<F>(&mut buffer, tile_sums, tile_sum, comptime![layout.units()]);
     }
 }
 
-/// The horizontal blur of one staged row under a window mask, at staged texel `centre`
-/// (`(a, b, m)` interleaved): the blurred m, m·a, m·b, m·a², m·b², m·ab into
-/// `ring[slot..slot + 6]`.
+/// Values [`fetch_pixel`] reads a pixel: both images and the mask.
+const FETCHED: usize = 3;
+
+/// Reads the `2·radius + 1` input rows of a chunk, from row `first` of the walk on, into
+/// `fetched` (see [`fetch_pixel`]).
 #[cube]
-fn horizontal_masked<F: Float>(
-    pixels: &Shared<[F]>,
-    ring: &mut Array<F>,
-    centre: usize,
-    #[comptime] slot: usize,
-    #[comptime] radius: usize,
-    #[comptime] sigma_bits: u32,
+#[allow(clippy::too_many_arguments)]
+fn fetch_chunk<F: Float, I1: Numeric, I2: Numeric>(
+    img1: &Tensor<I1>,
+    img2: &Tensor<I2>,
+    mask: &Tensor<F>,
+    fetched: &mut Array<F>,
+    at: &WalkPixel,
+    first: usize,
+    args: &ForwardArgs,
+    strides: &InputStrides,
+    #[comptime] config: ForwardConfig,
 ) {
-    let taps = comptime![gaussian_taps(radius, sigma_bits)];
-    let w0 = F::new(comptime![taps[0]]);
-    let a = pixels[3 * centre];
-    let b = pixels[3 * centre + 1];
-    let m = pixels[3 * centre + 2];
-    let ma = m * a;
-    let mb = m * b;
-    let mut sm = w0 * m;
-    let mut sa = w0 * ma;
-    let mut sb = w0 * mb;
-    let mut saa = w0 * ma * a;
-    let mut sbb = w0 * mb * b;
-    let mut sab = w0 * ma * b;
     #[unroll]
-    for d in 1..comptime![radius + 1] {
-        let w = F::new(comptime![taps[d]]);
-        let la = pixels[3 * (centre - d)];
-        let lb = pixels[3 * (centre - d) + 1];
-        let lm = pixels[3 * (centre - d) + 2];
-        let ra = pixels[3 * (centre + d)];
-        let rb = pixels[3 * (centre + d) + 1];
-        let rm = pixels[3 * (centre + d) + 2];
-        let lma = lm * la;
-        let lmb = lm * lb;
-        let rma = rm * ra;
-        let rmb = rm * rb;
-        sm += w * (lm + rm);
-        sa += w * (lma + rma);
-        sb += w * (lmb + rmb);
-        saa += w * (lma * la + rma * ra);
-        sbb += w * (lmb * lb + rmb * rb);
-        sab += w * (lma * lb + rma * rb);
+    for c in 0..comptime![2 * config.radius + 1] {
+        fetch_pixel::<F, I1, I2>(
+            img1,
+            img2,
+            mask,
+            fetched,
+            c,
+            at,
+            first + c,
+            args,
+            strides,
+            config,
+        );
     }
-    ring[slot] = sm;
-    ring[slot + 1] = sa;
-    ring[slot + 2] = sb;
-    ring[slot + 3] = saa;
-    ring[slot + 4] = sbb;
-    ring[slot + 5] = sab;
+}
+
+/// Reads input row `t` of the walk at the unit's column into `fetched[FETCHED · at_slot..]`:
+/// x, y and the mask (one without a window mask). Outside the image both images are zero and
+/// the mask one (zero padding counts as data).
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn fetch_pixel<F: Float, I1: Numeric, I2: Numeric>(
+    img1: &Tensor<I1>,
+    img2: &Tensor<I2>,
+    mask: &Tensor<F>,
+    fetched: &mut Array<F>,
+    #[comptime] at_slot: usize,
+    at: &WalkPixel,
+    t: usize,
+    args: &ForwardArgs,
+    strides: &InputStrides,
+    #[comptime] config: ForwardConfig,
+) {
+    let radius = comptime![config.radius];
+    let row_r = at.row_r + t;
+    let mut a = F::new(0.0);
+    let mut b = F::new(0.0);
+    let mut m = F::new(1.0);
+    if at.col_r >= radius
+        && at.col_r < args.width + radius
+        && row_r >= radius
+        && row_r < args.height + radius
+    {
+        let (row, col) = (row_r - radius, at.col_r - radius);
+        let offset = row * args.width + col;
+        let index = input_indices(
+            at.plane_base + offset,
+            at.plane,
+            row,
+            col,
+            strides,
+            comptime![config.input_layout],
+        );
+        a = load_input::<F, I1>(img1, index.img1, InputEncoding::Float);
+        b = load_input::<F, I2>(img2, index.img2, comptime![config.img2_encoding]);
+        if comptime![config.window_mask] {
+            m = mask[at.mask_base + offset];
+        }
+    }
+    let base = comptime![at_slot * FETCHED];
+    fetched[base] = a;
+    fetched[base + 1] = b;
+    fetched[base + 2] = m;
+}
+
+/// Puts the statistics' terms of the pixel in `fetched[FETCHED · at_slot..]` into ring slot
+/// `ring_slot`: x, y, x², y², xy, or under a window mask m, m·x, m·y, m·x², m·y², m·xy.
+#[cube]
+fn push_values<F: Float>(
+    fetched: &Array<F>,
+    #[comptime] at_slot: usize,
+    ring: &mut Array<F>,
+    #[comptime] ring_slot: usize,
+    #[comptime] config: ForwardConfig,
+) {
+    let from = comptime![at_slot * FETCHED];
+    let a = fetched[from];
+    let b = fetched[from + 1];
+    let base = comptime![ring_slot * config.stats()];
+    if comptime![config.window_mask] {
+        let m = fetched[from + 2];
+        let ma = m * a;
+        let mb = m * b;
+        ring[base] = m;
+        ring[base + 1] = ma;
+        ring[base + 2] = mb;
+        ring[base + 3] = ma * a;
+        ring[base + 4] = mb * b;
+        ring[base + 5] = ma * b;
+    } else {
+        ring[base] = a;
+        ring[base + 1] = b;
+        ring[base + 2] = a * a;
+        ring[base + 3] = b * b;
+        ring[base + 4] = a * b;
+    }
+}
+
+/// Finishes output pixel (`x`, `y`) from its blurred statistics `blurred[first..]`: puts what
+/// it stores into `outs[out..]` (its map value, then its partials or moments, as
+/// `config.output` and `config.targets` say) and returns what it adds to the tile sum (zero
+/// unless the output is [`ForwardOutput::TileSums`]). A pixel outside the image adds nothing
+/// and is not stored.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn finish_pixel<F: Float, I1: Numeric, I2: Numeric>(
+    img1: &Tensor<I1>,
+    img2: &Tensor<I2>,
+    outs: &mut Array<F>,
+    #[comptime] out: usize,
+    blurred: &Array<F>,
+    #[comptime] first: usize,
+    x: usize,
+    y: usize,
+    at: &WalkPixel,
+    args: &ForwardArgs,
+    strides: &InputStrides,
+    #[comptime] config: ForwardConfig,
+) -> F {
+    let height = args.height;
+    let width = args.width;
+    let crop = args.crop;
+    // Where μ₁ sits among the blurred statistics: after the blurred mask under a window mask.
+    let mu = comptime![first + config.stats() - 5];
+    let partial = comptime![out + config.map_writes()];
+    let in_image = x < width && y < height;
+    let mut sum = F::new(0.0);
+    if comptime![config.output == ForwardOutput::Moments] {
+        #[unroll]
+        for s in 0..5 {
+            outs[partial + s] = blurred[mu + s];
+        }
+    } else {
+        let mut in_map =
+            in_image && x >= crop && y >= crop && x + crop < width && y + crop < height;
+        // Under a window mask: the statistics over the window's weight, and none where the
+        // window holds no weight.
+        let mut inv_weight = F::new(1.0);
+        if comptime![config.window_mask] {
+            let weight = blurred[first];
+            inv_weight = F::new(0.0);
+            if weight > F::new(0.0) {
+                inv_weight = F::new(1.0) / weight;
+            }
+            in_map = in_map && weight > F::new(0.0);
+        }
+        let terms = ssim_terms::<F>(
+            blurred[mu] * inv_weight,
+            blurred[mu + 1] * inv_weight,
+            blurred[mu + 2] * inv_weight,
+            blurred[mu + 3] * inv_weight,
+            blurred[mu + 4] * inv_weight,
+            args.c1,
+            args.c2,
+            comptime![config.term],
+        );
+        // |img1 − img2| at the pixel, read again where the L1 term needs it.
+        let mut l1 = F::new(0.0);
+        if comptime![config.l1] {
+            if in_image {
+                let index = input_indices(
+                    at.plane_base + y * width + x,
+                    at.plane,
+                    y,
+                    x,
+                    strides,
+                    comptime![config.input_layout],
+                );
+                let a = load_input::<F, I1>(img1, index.img1, InputEncoding::Float);
+                let b = load_input::<F, I2>(img2, index.img2, comptime![config.img2_encoding]);
+                l1 = F::cast_from(args.l1_scale) * F::abs(a - b);
+            }
+        }
+        let mut value = F::new(0.0);
+        if in_map {
+            value = F::cast_from(args.ssim_scale) * terms.value;
+        }
+        if comptime![config.output == ForwardOutput::Map] {
+            // L1 only inside the map region.
+            if in_map {
+                value += l1;
+            }
+            outs[out] = value;
+        } else {
+            sum = value + l1;
+        }
+        if comptime![config.targets.is_some()] {
+            let targets = comptime![config.targets.unwrap()];
+            let keep = F::cast_from(in_map) * inv_weight;
+            outs[comptime![partial + SIGMA_SQ_SLOT]] = keep * terms.d_var;
+            outs[comptime![partial + COVARIANCE_SLOT]] = keep * terms.d_cov;
+            if comptime![targets.img1] {
+                outs[comptime![partial + targets.mu1_slot()]] = keep * terms.d_mu1;
+            }
+            if comptime![targets.img2] {
+                outs[comptime![partial + targets.mu2_slot()]] = keep * terms.d_mu2;
+            }
+        }
+    }
+    sum
 }

@@ -2,13 +2,23 @@
 //! derivatives the backward needs) and one backward kernel (the input gradients).
 //!
 //! # Layout
-//! A cube covers a tile of [`COLUMNS`] × `rows · strips` output pixels of one (batch, channel)
-//! plane; `rows` and `strips` are comptime ([`StripLayout`]). It stages the tile plus its apron
-//! in shared memory once. Each unit then owns one column and a strip of `rows` output rows: it
-//! blurs each of the `rows + 2·radius` staged rows it needs horizontally, keeps the last
-//! `2·radius + 1` results in a register ring, and blurs vertically from that ring. Unlike the
-//! reference kernels, no horizontally blurred rows go through shared memory, so shared-memory
-//! traffic per output pixel drops from about 80 to about 20 loads.
+//! A cube covers [`tile_columns`] output columns (the [`WALK_COLUMNS`] it reads less the
+//! window's apron) and [`StripLayout::tile_rows`] output rows of one (batch, channel) plane.
+//! Both kernels blur vertically first, then horizontally:
+//!
+//! 1. **Walk.** Each unit owns one of the [`WALK_COLUMNS`] columns and walks down a strip of
+//!    rows, reading its inputs straight from global memory (coalesced: a warp reads 32
+//!    neighbouring pixels of one row). It forms each pixel's values once (x, y, x², y², xy in the
+//!    forward; the partial maps in the backward), keeps the last `2·radius + 1` rows of them in a
+//!    register ring, and blurs each output row vertically from the ring into a shared buffer.
+//! 2. **Across.** After every `2·radius + 1` output rows (one chunk, so that the ring's slots
+//!    repeat from chunk to chunk and the walk is a runtime loop), the cube blurs the buffered
+//!    rows horizontally, each unit two neighbouring output pixels from one run of shared loads,
+//!    and finishes them (the SSIM formula and partials, or the gradients).
+//!
+//! The buffer keeps each row's even columns in its first 32 slots and its odd ones from slot
+//! [`ODD_SLOTS`], rows [`StripLayout::row_stride`] apart: the walk's stores and the pairs'
+//! loads each touch 32 banks a warp.
 //!
 //! # 3D
 //! 3D SSIM runs the same 2D kernels over every slice first: the forward in `moments_only` mode
@@ -29,6 +39,7 @@
 mod args;
 #[allow(missing_docs)] // CubeCL-generated launch items: see the crate root.
 mod backward;
+mod buffer;
 #[allow(missing_docs)] // CubeCL-generated launch items: see the crate root.
 mod depth_backward;
 #[allow(missing_docs)] // CubeCL-generated launch items: see the crate root.
@@ -39,10 +50,12 @@ mod forward;
 #[allow(missing_docs)] // CubeCL-generated expand items: see the crate root.
 mod index;
 mod load;
+#[allow(missing_docs)] // CubeCL-generated expand items: see the crate root.
+mod pairs;
 mod reduce;
 mod ring;
 #[allow(missing_docs)] // CubeCL-generated expand items: see the crate root.
-mod stage;
+mod walk;
 mod window;
 
 pub use args::{
@@ -56,34 +69,64 @@ pub use depth_forward::ssim3d_depth_forward_kernel;
 pub use epilogue::SsimTerm;
 pub use forward::ssim_forward_kernel;
 pub use load::InputEncoding;
+pub use pairs::PairWrites;
 pub use window::{DEFAULT_RADIUS, DEFAULT_SIGMA, gaussian_taps};
 
-/// Output columns per cube: one unit per column, a warp wide on NVIDIA.
+/// Columns of the 3D depth-stage cubes: one unit per voxel column, a warp wide on NVIDIA.
 pub const COLUMNS: usize = 32;
 
-/// Comptime tiling of a cube: `strips` units per column, each computing `rows` output rows.
+/// Columns a 2D cube walks: its output columns and the window's apron on both sides.
+pub const WALK_COLUMNS: usize = 64;
+
+/// Buffer slot of the first odd column of a row (see the module docs).
+pub const ODD_SLOTS: usize = 48;
+
+/// Output columns of a 2D cube for a window of `radius`: [`WALK_COLUMNS`] less the apron.
+pub const fn tile_columns(radius: usize) -> usize {
+    WALK_COLUMNS - 2 * radius
+}
+
+/// Comptime tiling of a 2D cube: `strips` walkers per column, each producing `chunks` chunks
+/// of `2·radius + 1` output rows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct StripLayout {
-    /// Output rows per unit.
-    pub rows: usize,
-    /// Units per column.
+    /// Chunks of `2·radius + 1` output rows each walker produces.
+    pub chunks: usize,
+    /// Walkers per column.
     pub strips: usize,
 }
 
 impl StripLayout {
+    /// Output rows per walker.
+    pub const fn walk_rows(self, radius: usize) -> usize {
+        self.chunks * (2 * radius + 1)
+    }
+
     /// Output rows per cube.
-    pub const fn tile_rows(self) -> usize {
-        self.rows * self.strips
+    pub const fn tile_rows(self, radius: usize) -> usize {
+        self.walk_rows(radius) * self.strips
     }
 
     /// Units per cube.
     pub const fn units(self) -> usize {
-        COLUMNS * self.strips
+        WALK_COLUMNS * self.strips
     }
 
-    /// Shared memory the staged tile takes, in elements, for `maps` interleaved/planar maps.
-    pub const fn staged_len(self, radius: usize, maps: usize) -> usize {
-        (self.tile_rows() + 2 * radius) * (COLUMNS + 2 * radius) * maps
+    /// Rows of the shared buffer: one chunk of every walker.
+    pub const fn buffer_rows(self, radius: usize) -> usize {
+        self.strips * (2 * radius + 1)
+    }
+
+    /// Slots from one buffer row to the next: at least the row's [`ODD_SLOTS`] + 32, and one
+    /// pair count past a multiple of 32, so that consecutive output pairs, across a row's end,
+    /// fall in consecutive banks.
+    pub const fn row_stride(radius: usize) -> usize {
+        WALK_COLUMNS + tile_columns(radius) / 2
+    }
+
+    /// Shared memory the buffer takes, in elements, for `stats` values a pixel.
+    pub const fn buffer_len(self, radius: usize, stats: usize) -> usize {
+        stats * self.buffer_rows(radius) * Self::row_stride(radius)
     }
 }
 

@@ -4,28 +4,28 @@ use burn::backend::{TensorMetadata, cubecl::dtype_to_storage_type, ops::FloatTen
 use burn::tensor::{DType, Shape, Slice};
 use burn_cubecl::{CubeBackend, kernel::into_contiguous, tensor::CubeTensor};
 use burn_sad_kernels::ssim::{
-    BackwardArgsLaunch, BackwardConfig, BackwardOutput, C1, C2, COLUMNS, ForwardArgsLaunch,
-    ForwardConfig, ForwardOutput, GradTargets, InputEncoding, InputLayout, InputStridesLaunch,
-    StripLayout, Upstream, ssim_backward_kernel, ssim_forward_kernel,
+    BackwardArgsLaunch, BackwardConfig, BackwardOutput, C1, C2, ForwardArgsLaunch, ForwardConfig,
+    ForwardOutput, GradTargets, InputEncoding, InputLayout, InputStridesLaunch, PairWrites,
+    StripLayout, Upstream, WALK_COLUMNS, ssim_backward_kernel, ssim_forward_kernel, tile_columns,
 };
 use cubecl::ir::ElemType;
+use cubecl::ir::features::Plane;
 use cubecl::{CubeCount, CubeDim};
 
 mod volume;
 
-use super::options::SHARED_BYTES;
 use super::{KernelReduction, SsimBackend, SsimKernelConfig, backend::stacked_shape};
 use crate::launch::{empty_contiguous, empty_f32, expect_dims, launch_kernel};
 use volume::{backward_volume, forward_volume};
 
-/// The forward's (`forward`) or the backward's strips of `config`'s layout for a kernel staging
-/// `maps` maps: its rows per unit and as many strips (at most its strips) as fit the
-/// shared-memory budget.
+/// The forward's (`forward`) or the backward's layout of `config` for a kernel buffering
+/// `stats` f32 values a pixel on the device of `images`: its rows per walker, in whole chunks of the
+/// window's height, and as many strips (at most its strips) as fit the device's shared memory.
 fn layout(
+    images: &CubeTensor,
     config: &SsimKernelConfig,
     forward: bool,
-    maps: usize,
-    element_bytes: usize,
+    stats: usize,
 ) -> StripLayout {
     let layout = config.layout;
     let (rows, mut strips) = if forward {
@@ -34,12 +34,28 @@ fn layout(
         (layout.backward_rows, layout.backward_strips)
     };
     let radius = config.radius;
+    let chunks = rows.div_ceil(2 * radius + 1).max(1);
+    let budget = images.client.properties().hardware.max_shared_memory_size;
     while strips > 1
-        && (StripLayout { rows, strips }).staged_len(radius, maps) * element_bytes > SHARED_BYTES
+        && (StripLayout { chunks, strips }).buffer_len(radius, stats) * F32_BYTES > budget
     {
         strips /= 2;
     }
-    StripLayout { rows, strips }
+    StripLayout { chunks, strips }
+}
+
+/// How the kernels' pass across stores its pixel pairs on the device of `images`: through
+/// plane shuffles where the device has plane operations of one plane width, else directly.
+pub(super) fn pair_writes(images: &CubeTensor) -> PairWrites {
+    let properties = images.client.properties();
+    let hardware = &properties.hardware;
+    if properties.features.plane.contains(Plane::Ops)
+        && hardware.plane_size_min == hardware.plane_size_max
+    {
+        PairWrites::Shuffled
+    } else {
+        PairWrites::Direct
+    }
 }
 
 /// Grid of one cube per output tile per plane, and the plane geometry. The planes are every
@@ -54,19 +70,19 @@ struct Geometry {
 }
 
 impl Geometry {
-    fn of(tensor: &CubeTensor, layout: StripLayout) -> Self {
+    fn of(tensor: &CubeTensor, layout: StripLayout, radius: usize) -> Self {
         let shape = tensor.shape();
         let rank = shape.num_dims();
         let (height, width) = (shape[rank - 2], shape[rank - 1]);
         let planes = shape.num_elements() / (height * width);
-        let tiles_x = width.div_ceil(COLUMNS);
-        let tiles_y = height.div_ceil(layout.tile_rows());
+        let tiles_x = width.div_ceil(tile_columns(radius));
+        let tiles_y = height.div_ceil(layout.tile_rows(radius));
         Self {
             planes,
             height,
             width,
             count: CubeCount::Static(tiles_x as u32, tiles_y as u32, planes as u32),
-            dim: CubeDim::new_2d(COLUMNS as u32, layout.strips as u32),
+            dim: CubeDim::new_2d(WALK_COLUMNS as u32, layout.strips as u32),
             cubes: tiles_x * tiles_y * planes,
         }
     }
@@ -286,13 +302,8 @@ fn forward(
     expect_dims("fused_ssim", "img2", &img2, img1.shape().as_slice());
     let window_mask = mask.is_some();
     let mask = KernelMask::new(mask, &img1, "fused_ssim_masked");
-    // Both images (and a window mask) are staged, interleaved.
-    let layout = layout(
-        &config,
-        true,
-        ForwardConfig::staged_maps(window_mask),
-        F32_BYTES,
-    );
+    let stats = if window_mask { 6 } else { 5 };
+    let layout = layout(&img1, &config, true, stats);
     let kernel = ForwardConfig {
         radius: config.radius,
         sigma_bits: config.sigma_bits,
@@ -308,8 +319,9 @@ fn forward(
         img2_encoding: encoding(&img2),
         input_layout: inputs.layout(),
         window_mask,
+        writes: pair_writes(&img1),
     };
-    let geometry = Geometry::of(&img1, layout);
+    let geometry = Geometry::of(&img1, layout, config.radius);
     // The map takes the tile sums' place, at the image's size.
     let tile_sums = if config.is_map() {
         empty_f32(&img1, img1.shape())
@@ -426,8 +438,8 @@ fn backward(
 ) -> CubeTensor {
     let (img1, img2, inputs) = InputPlanes::read(img1, img2);
     let partials = into_contiguous(partials);
-    let layout = layout(&config, false, targets.partial_count(), F32_BYTES);
-    let geometry = Geometry::of(&img1, layout);
+    let layout = layout(&img1, &config, false, targets.partial_count());
+    let geometry = Geometry::of(&img1, layout, config.radius);
     // The kernel reads these at indices derived from img1's shape, unchecked.
     expect_dims(
         "fused_ssim backward",
@@ -472,6 +484,7 @@ fn backward(
         img2_encoding: encoding(&img2),
         input_layout: inputs.layout(),
         window_mask,
+        writes: pair_writes(&img1),
     };
     launch_kernel!(ssim_backward_kernel(
         &img1.client,

@@ -11,8 +11,8 @@ use burn_sad_kernels::ssim::{
 use cubecl::{CubeCount, CubeDim};
 
 use super::{
-    F32_BYTES, Geometry, InputPlanes, backward_types, encoding, grad_dtype, input_types, layout,
-    map_upstream, reduce_tile_sums, upstream_kind,
+    Geometry, InputPlanes, backward_types, encoding, grad_dtype, input_types, layout, map_upstream,
+    pair_writes, reduce_tile_sums, upstream_kind,
 };
 use crate::launch::{empty_contiguous, empty_f32, expect_dims, launch_kernel};
 use crate::ssim::{KernelReduction, SsimKernelConfig, backend::stacked_shape};
@@ -70,8 +70,8 @@ pub(super) fn forward_volume(
     let shape = img1.shape();
     // The slice kernel reads both volumes at the same indices, unchecked.
     expect_dims("fused_ssim3d", "img2", &img2, shape.as_slice());
-    let layout = layout(&config, true, 2, F32_BYTES);
-    let slices = Geometry::of(&img1, layout);
+    let layout = layout(&img1, &config, true, 5);
+    let slices = Geometry::of(&img1, layout, config.radius);
     let moments = empty_f32(&img1, stacked_shape(5, &shape));
     let unused = empty_f32(&img1, Shape::new([1]));
     let kernel = ForwardConfig {
@@ -85,6 +85,7 @@ pub(super) fn forward_volume(
         img2_encoding: encoding(&img2),
         input_layout: inputs.layout(),
         window_mask: false,
+        writes: pair_writes(&img1),
     };
     launch_kernel!(ssim_forward_kernel(
         &img1.client,
@@ -170,8 +171,8 @@ pub(super) fn backward_volume(
         &partials,
         stacked.as_slice(),
     );
-    let layout = layout(&config, false, maps, F32_BYTES);
-    let slices = Geometry::of(&img1, layout);
+    let layout = layout(&img1, &config, false, maps);
+    let slices = Geometry::of(&img1, layout, config.radius);
     let blurred = empty_f32(&img1, stacked_shape(maps, &shape));
     let unused = empty_f32(&img1, Shape::new([1]));
     let kernel = BackwardConfig {
@@ -185,6 +186,7 @@ pub(super) fn backward_volume(
         img2_encoding: encoding(&img2),
         input_layout: inputs.layout(),
         window_mask: false,
+        writes: pair_writes(&img1),
     };
     launch_kernel!(ssim_backward_kernel(
         &img1.client,
