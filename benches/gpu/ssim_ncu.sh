@@ -5,7 +5,7 @@
 # (`$BIN/fused_ssim.xz`, as ssim_race.sh takes it): what bounds the forward and the backward.
 # With SASS=1, the SASS source page instead, summed per opcode (benches/gpu/sass_summary.py).
 #
-# Usage: BIN=dir [SASS=1] bash benches/gpu/ssim_ncu.sh [ROW_KEY [KERNEL_REGEX...]]
+# Usage: BIN=dir [SASS=1] [LAYOUT=FR,FS,BR,BS] bash benches/gpu/ssim_ncu.sh [ROW_KEY [KERNEL_REGEX...]]
 #   (default: 1x3x2160x3840, kernels ssim_forward and ssim_backward; the forward's launch is a
 #   training one, with its partial maps; `infer:ssim_forward` takes an inference launch)
 set -euo pipefail
@@ -18,6 +18,8 @@ ssim_row_and_list 1x3x2160x3840 ssim_forward ssim_backward infer:ssim_forward --
 kernels=("${items[@]}")
 # The bench times 3 warm-up and ITERS training steps, then as many inference steps.
 iters=6
+layout=()
+[ -n "${LAYOUT:-}" ] && layout=(--layout "$LAYOUT")
 for entry in "${kernels[@]}"; do
   kernel=${entry#infer:}
   skip=4
@@ -28,7 +30,7 @@ for entry in "${kernels[@]}"; do
   BURN_SAD_DEVICE=cuda timeout 300 "$ncu" "${page[@]}" --import-source no \
     --kernel-name "regex:$kernel" --launch-skip "$skip" --launch-count 1 \
     --cache-control none --clock-control none \
-    "$ssim_bench" --only "$row" --iters "$iters" --no-reference 2>/dev/null \
+    "$ssim_bench" --only "$row" --iters "$iters" --no-reference "${layout[@]}" 2>/dev/null \
     | grep -v "^==PROF==" >"$OUT/ssim-ncu-${entry/:/-}-$row.txt" || true
   if [ "${SASS:-0}" = 1 ]; then
     python3 benches/gpu/sass_summary.py "$OUT/ssim-ncu-${entry/:/-}-$row.txt"

@@ -6,7 +6,8 @@
 # (`$BIN/fused_ssim.xz`, built on a CPU machine with `cargo bench --no-run --bench fused_ssim
 # --no-default-features --features cuda`) against those times, with its roofline lines.
 #
-# Usage: BIN=dir bash benches/gpu/ssim_race.sh [ITERS]   (default 50)
+# Usage: BIN=dir [LAYOUT=FR,FS,BR,BS] bash benches/gpu/ssim_race.sh [ITERS]   (default 50;
+#   LAYOUT times our kernels under that `SsimLayout`, the bench's `--layout`)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/sad-out}
@@ -23,12 +24,14 @@ for wheel in .whl/pytorch_msssim-*.whl; do
 done
 python3 benches/fused_ssim_baseline.py "$iters" | tee "$OUT/baseline.txt"
 source benches/gpu/ssim_bench_bin.sh
-BURN_SAD_DEVICE=cuda "$ssim_bench" --iters "$iters" --baseline "$OUT/baseline.txt" \
+layout=()
+[ -n "${LAYOUT:-}" ] && layout=(--layout "$LAYOUT")
+BURN_SAD_DEVICE=cuda "$ssim_bench" --iters "$iters" --baseline "$OUT/baseline.txt" "${layout[@]}" \
   | tee "$OUT/ssim_table.md"
 # Half-precision inputs against the same (f32) fused-ssim times, with each dtype's value on the
 # photos of tests/data against f32; each run ends with the memory lines (held bytes and train
 # time per SsimMemory mode).
 for dtype in f16 bf16; do
-  BURN_SAD_DEVICE=cuda "$ssim_bench" --iters "$iters" --baseline "$OUT/baseline.txt" \
+  BURN_SAD_DEVICE=cuda "$ssim_bench" --iters "$iters" --baseline "$OUT/baseline.txt" "${layout[@]}" \
     --dtype "$dtype" --only 1x3x1080x1920 --only 1x3x2160x3840 | tee "$OUT/ssim_table_$dtype.md"
 done
