@@ -135,7 +135,13 @@ impl ForwardConfig {
     /// Blurred statistics per pixel: μ₁, μ₂, E\[x²\], E\[y²\], E\[xy\], and under `window_mask`
     /// the blurred mask first.
     pub const fn stats(self) -> usize {
-        if self.window_mask { 6 } else { 5 }
+        Self::stats_with(self.window_mask)
+    }
+
+    /// [`Self::stats`] of a forward with or without a window mask: an associated function, since
+    /// the launch needs it to choose the layout the config then holds.
+    pub const fn stats_with(window_mask: bool) -> usize {
+        if window_mask { 6 } else { 5 }
     }
 }
 

@@ -73,6 +73,7 @@ pub fn ssim_backward_kernel<F: Float, I1: Numeric, I2: Numeric, G: Float>(
     let buffer_row = UNIT_POS_Y as usize * taps_len;
     let mut buffer = Shared::<[F]>::new_slice(comptime![layout.buffer_len(radius, maps)]);
     let writes = comptime![config.grad_writes()];
+    // Elements per map: every plane's.
     let total = args.height * args.width * CUBE_COUNT_Z as usize;
     let mut plane_upstream = F::new(1.0);
     if comptime![config.upstream == Upstream::PerPlane] {
@@ -85,7 +86,9 @@ pub fn ssim_backward_kernel<F: Float, I1: Numeric, I2: Numeric, G: Float>(
     let mut fetched = Array::<F>::new(comptime![maps * taps_len]);
     #[unroll]
     for t in 0..comptime![2 * radius] {
-        walk_partials::<F>(partials, upstream, &mut ring, &at, t, &args, config, t);
+        walk_partials::<F>(
+            partials, upstream, &mut ring, &at, t, total, &args, config, t,
+        );
     }
     fetch_chunk::<F>(
         partials,
@@ -93,6 +96,7 @@ pub fn ssim_backward_kernel<F: Float, I1: Numeric, I2: Numeric, G: Float>(
         &mut fetched,
         &at,
         comptime![2 * radius],
+        total,
         &args,
         config,
     );
@@ -123,6 +127,7 @@ pub fn ssim_backward_kernel<F: Float, I1: Numeric, I2: Numeric, G: Float>(
                 &mut fetched,
                 &at,
                 (chunk + 1) * taps_len + comptime![2 * radius],
+                total,
                 &args,
                 config,
             );
@@ -191,12 +196,23 @@ fn fetch_chunk<F: Float>(
     fetched: &mut Array<F>,
     at: &WalkPixel,
     first: usize,
+    total: usize,
     args: &BackwardArgs,
     #[comptime] config: BackwardConfig,
 ) {
     #[unroll]
     for c in 0..comptime![2 * config.radius + 1] {
-        walk_partials::<F>(partials, upstream, fetched, at, first + c, args, config, c);
+        walk_partials::<F>(
+            partials,
+            upstream,
+            fetched,
+            at,
+            first + c,
+            total,
+            args,
+            config,
+            c,
+        );
     }
 }
 
@@ -211,13 +227,13 @@ fn walk_partials<F: Float>(
     ring: &mut Array<F>,
     at: &WalkPixel,
     t: usize,
+    total: usize,
     args: &BackwardArgs,
     #[comptime] config: BackwardConfig,
     #[comptime] ring_slot: usize,
 ) {
     let radius = comptime![config.radius];
     let maps = comptime![config.targets.partial_count()];
-    let total = args.height * args.width * CUBE_COUNT_Z as usize;
     let row_r = at.row_r + t;
     let inside = at.col_r >= radius
         && at.col_r < args.width + radius

@@ -302,8 +302,7 @@ fn forward(
     expect_dims("fused_ssim", "img2", &img2, img1.shape().as_slice());
     let window_mask = mask.is_some();
     let mask = KernelMask::new(mask, &img1, "fused_ssim_masked");
-    let stats = if window_mask { 6 } else { 5 };
-    let layout = layout(&img1, &config, true, stats);
+    let layout = layout(&img1, &config, true, ForwardConfig::stats_with(window_mask));
     let kernel = ForwardConfig {
         radius: config.radius,
         sigma_bits: config.sigma_bits,

@@ -70,7 +70,7 @@ pub(super) fn forward_volume(
     let shape = img1.shape();
     // The slice kernel reads both volumes at the same indices, unchecked.
     expect_dims("fused_ssim3d", "img2", &img2, shape.as_slice());
-    let layout = layout(&img1, &config, true, 5);
+    let layout = layout(&img1, &config, true, ForwardConfig::stats_with(false));
     let slices = Geometry::of(&img1, layout, config.radius);
     let moments = empty_f32(&img1, stacked_shape(5, &shape));
     let unused = empty_f32(&img1, Shape::new([1]));
