@@ -5,9 +5,10 @@
 # (`$BIN/fused_ssim.xz`, as ssim_race.sh takes it): what bounds the forward and the backward.
 # With SASS=1, the SASS source page instead, summed per opcode (benches/gpu/sass_summary.py).
 #
-# Usage: BIN=dir [SASS=1] [LAYOUT=FR,FS,BR,BS] bash benches/gpu/ssim_ncu.sh [ROW_KEY [KERNEL_REGEX...]]
+# Usage: BIN=dir [SASS=1] [LAYOUT=FR,FS,BR,BS] [DTYPE=f16|bf16] bash benches/gpu/ssim_ncu.sh [ROW_KEY [KERNEL_REGEX...]]
 #   (default: 1x3x2160x3840, kernels ssim_forward and ssim_backward; the forward's launch is a
-#   training one, with its partial maps; `infer:ssim_forward` takes an inference launch)
+#   training one, with its partial maps; `infer:ssim_forward` takes an inference launch; DTYPE
+#   loads the images in that dtype, the bench's `--dtype`)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/sad-out}
@@ -20,6 +21,7 @@ kernels=("${items[@]}")
 iters=6
 layout=()
 [ -n "${LAYOUT:-}" ] && layout=(--layout "$LAYOUT")
+[ -n "${DTYPE:-}" ] && layout+=(--dtype "$DTYPE")
 for entry in "${kernels[@]}"; do
   kernel=${entry#infer:}
   skip=4
@@ -31,11 +33,11 @@ for entry in "${kernels[@]}"; do
     --kernel-name "regex:$kernel" --launch-skip "$skip" --launch-count 1 \
     --cache-control none --clock-control none \
     "$ssim_bench" --only "$row" --iters "$iters" --no-reference "${layout[@]}" 2>/dev/null \
-    | grep -v "^==PROF==" >"$OUT/ssim-ncu-${entry/:/-}-$row.txt" || true
+    | grep -v "^==PROF==" >"$OUT/ssim-ncu-${entry/:/-}-$row${DTYPE:+-$DTYPE}.txt" || true
   if [ "${SASS:-0}" = 1 ]; then
-    python3 benches/gpu/sass_summary.py "$OUT/ssim-ncu-${entry/:/-}-$row.txt"
+    python3 benches/gpu/sass_summary.py "$OUT/ssim-ncu-${entry/:/-}-$row${DTYPE:+-$DTYPE}.txt"
   else
     grep -E "Grid Size|Block Size|Registers Per|Duration|Compute \(SM\) Throughput|Memory Throughput|Achieved Occupancy|Theoretical Occupancy|Issue Slots Busy|Executed Ipc A|Shared Memory Configuration|L1/TEX Hit|Bank|Stall|Warp Cycles Per Issued|No Eligible|One or More Eligible" \
-      "$OUT/ssim-ncu-${entry/:/-}-$row.txt" | head -40
+      "$OUT/ssim-ncu-${entry/:/-}-$row${DTYPE:+-$DTYPE}.txt" | head -40
   fi
 done
