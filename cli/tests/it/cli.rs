@@ -136,7 +136,7 @@ fn render_writes_the_png_and_prints_psnr_last() {
         "-o",
         wide.to_str().unwrap(),
         "--width",
-        "192",
+        "96",
     ]);
     assert!(
         out.status.success(),
@@ -144,7 +144,7 @@ fn render_writes_the_png_and_prints_psnr_last() {
         String::from_utf8_lossy(&out.stderr)
     );
     let written = image::open(&wide).unwrap();
-    assert_eq!((written.width(), written.height()), (192, 192));
+    assert_eq!((written.width(), written.height()), (96, 96));
     let refused = dir.join("refused.png");
     let out = sad(&[
         "render",
@@ -152,7 +152,7 @@ fn render_writes_the_png_and_prints_psnr_last() {
         "-o",
         refused.to_str().unwrap(),
         "--width",
-        "192",
+        "96",
         "--target",
         &target,
     ]);
