@@ -6,7 +6,18 @@
 #   sad results /shared/kodak-16bpp -o /shared/kodak-16bpp/results.csv
 #
 # Each task fits the images whose file names hash to its shard (`--shard I/N`) and writes
-# results.shard-I-of-N.csv; a task that is requeued skips what it already finished.
+# results.shard-I-of-N.csv; a task that is requeued (`scontrol requeue`, or a node lost) skips
+# the images it finished and fits the one it was in from the start: outputs and rows are written
+# whole or not at all.
+#
+# The #SBATCH lines are defaults: sbatch's own options override them, e.g. on a cluster without
+# GPUs `sbatch --gpus=0 --cpus-per-task=1 --array=1-3 examples/cluster/slurm_array.sh IN OUT`.
+# The environment (sbatch passes the submitting shell's on) sets the rest:
+#   SAD         the `sad` binary (default: `sad` on the PATH)
+#   SAD_DEVICE  its device (default: cuda)
+#   SAD_JOBS    images a task fits at once (default: 4)
+#   SAD_ITERS   iterations per image (default: the recipe's)
+#   SAD_ARGS    other `sad fit` flags (default: --target-bpp 16)
 #SBATCH --job-name=sad-fit
 #SBATCH --array=1-8
 #SBATCH --gpus=1
@@ -15,5 +26,9 @@
 set -euo pipefail
 images=${1:?usage: slurm_array.sh IMAGES_DIR OUT_DIR}
 out=${2:?usage: slurm_array.sh IMAGES_DIR OUT_DIR}
-sad --device cuda fit "$images" --target-bpp 16 --jobs 4 --out-dir "$out" \
-  --shard "${SLURM_ARRAY_TASK_ID}/${SLURM_ARRAY_TASK_COUNT}"
+read -r -a args <<<"${SAD_ARGS---target-bpp 16}"
+if [ -n "${SAD_ITERS:-}" ]; then
+  args+=(--iters "$SAD_ITERS")
+fi
+"${SAD:-sad}" --device "${SAD_DEVICE:-cuda}" fit "$images" "${args[@]}" --jobs "${SAD_JOBS:-4}" \
+  --out-dir "$out" --shard "${SLURM_ARRAY_TASK_ID}/${SLURM_ARRAY_TASK_COUNT}"
