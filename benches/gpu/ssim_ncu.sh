@@ -27,17 +27,18 @@ for entry in "${kernels[@]}"; do
   skip=4
   [ "$entry" != "$kernel" ] && skip=$(( iters + 3 + 4 ))
   echo "== ours: $kernel at $row, launch $skip of that kernel"
+  report=$OUT/ssim-ncu-${entry/:/-}-$row${DTYPE:+-$DTYPE}$([ "${SASS:-0}" = 1 ] && echo -sass).txt
   page=(--set full)
   [ "${SASS:-0}" = 1 ] && page=(--set full --page source --print-source sass --csv)
   BURN_SAD_DEVICE=cuda timeout 300 "$ncu" "${page[@]}" --import-source no \
     --kernel-name "regex:$kernel" --launch-skip "$skip" --launch-count 1 \
     --cache-control none --clock-control none \
     "$ssim_bench" --only "$row" --iters "$iters" --no-reference "${layout[@]}" 2>/dev/null \
-    | grep -v "^==PROF==" >"$OUT/ssim-ncu-${entry/:/-}-$row${DTYPE:+-$DTYPE}.txt" || true
+    | grep -v "^==PROF==" >"$report" || true
   if [ "${SASS:-0}" = 1 ]; then
-    python3 benches/gpu/sass_summary.py "$OUT/ssim-ncu-${entry/:/-}-$row${DTYPE:+-$DTYPE}.txt"
+    python3 benches/gpu/sass_summary.py "$report"
   else
     grep -E "Grid Size|Block Size|Registers Per|Duration|Compute \(SM\) Throughput|Memory Throughput|Achieved Occupancy|Theoretical Occupancy|Issue Slots Busy|Executed Ipc A|Shared Memory Configuration|L1/TEX Hit|Bank|Stall|Warp Cycles Per Issued|No Eligible|One or More Eligible" \
-      "$OUT/ssim-ncu-${entry/:/-}-$row${DTYPE:+-$DTYPE}.txt" | head -40
+      "$report" | head -40
   fi
 done
