@@ -127,8 +127,8 @@ cp "$data/sad/astro64.png" "$data/sad/cat160x96.png" "$set_dir/"
 echo "not a PNG" >"$set_dir/not_a_png.png"
 images=8
 good=7
-fit_args="--max-dim 64 --target-bpp 4 --sites 128 --max-sites 128 --prune-start 30 --prune-end 80 --seed 7"
-iters=100
+fit_args="--max-dim 64 --target-bpp 4 --sites 128 --max-sites 128 --prune-start 60 --prune-end 160 --seed 7"
+iters=200
 
 # The array job, three tasks on a machine without GPUs: sbatch's options override the script's.
 out=$work/out
