@@ -52,6 +52,9 @@ finish() {
 }
 trap finish EXIT
 
+# The rows of results table $1, its header left out.
+table_rows() { tail -n +2 "$1"; }
+
 # Waits up to $2 seconds for the command `$1` to succeed.
 wait_for() {
   local deadline=$((SECONDS + $2))
@@ -125,8 +128,8 @@ for photo in astronaut chelsea coffee chelsea_degraded coffee_degraded; do
 done
 cp "$data/sad/astro64.png" "$data/sad/cat160x96.png" "$set_dir/"
 echo "not a PNG" >"$set_dir/not_a_png.png"
-images=8
-good=7
+images=$(find "$set_dir" -type f | grep -c '')
+good=$((images - 1))
 fit_args="--max-dim 64 --target-bpp 4 --sites 128 --max-sites 128 --prune-start 60 --prune-end 160 --seed 7"
 iters=200
 
@@ -146,7 +149,7 @@ wait_for "! squeue -h -j '${job}_1' -t RUNNING,COMPLETING | grep -q ." 30
 finished=$(grep -c 'PSNR .* sites' "$task_log" || true)
 [ "$finished" -ge 1 ] && [ "$finished" -le 2 ] || fail "task 1 finished $finished of 3 images before the kill"
 shard_csv=$out/results.shard-1-of-3.csv
-[ "$(($(grep -c '' "$shard_csv") - 1))" -eq "$finished" ] \
+[ "$(table_rows "$shard_csv" | grep -c '')" -eq "$finished" ] \
   || fail "the killed task's table does not hold its $finished finished rows"
 say "task 1 killed after $finished of its 3 images"
 wait_for "scontrol requeue '${job}_1' 2>/dev/null" 30
@@ -160,21 +163,22 @@ done
   || fail "the requeued task did not skip the $finished images it had finished"
 
 # The shards: every image named once, by exactly one shard; none fitted by two tasks.
-rows=$(tail -q -n +2 "$out"/results.shard-*-of-3.csv | cut -d, -f1 | sort)
-[ "$(echo "$rows" | grep -c '')" -eq "$images" ] || fail "the shards' tables hold $(echo "$rows" | grep -c '') rows, not $images"
+rows=$(for task in 1 2 3; do table_rows "$out/results.shard-$task-of-3.csv"; done | cut -d, -f1 | sort)
+count=$(echo "$rows" | grep -c '')
+[ "$count" -eq "$images" ] || fail "the shards' tables hold $count rows, not $images"
 [ -z "$(echo "$rows" | uniq -d)" ] || fail "named twice: $(echo "$rows" | uniq -d)"
 for task in 1 2 3; do
   grep -ho '^[^ :]*\.png: PSNR' "$out/slurm-${job}_$task.out" | sort -u
 done | sort | uniq -d | grep . && fail "an image was fitted by two tasks"
 for task in 1 2 3; do
-  [ "$(($(grep -c '' "$out/results.shard-$task-of-3.csv") - 1))" -ge 2 ] \
+  [ "$(table_rows "$out/results.shard-$task-of-3.csv" | grep -c '')" -ge 2 ] \
     || fail "shard $task holds fewer than two images"
 done
 
 # The killed image: refitted whole, no partial output left, no output without its row.
 leftovers=$(find "$out" -name '*.partial')
 [ -z "$leftovers" ] || fail "partial outputs left: $leftovers"
-for name in $(tail -q -n +2 "$out"/results.shard-*-of-3.csv | cut -d, -f1 | grep -v not_a_png); do
+for name in $(echo "$rows" | grep -v not_a_png); do
   stem=${name%.png}
   [ -s "$out/$stem.png" ] && [ -s "$out/${stem}_sites.txt" ] || fail "$name has no outputs"
 done
