@@ -38,14 +38,17 @@ pub fn uses_fused_kernels(device: &Device) -> bool {
 }
 
 /// Whether the SAD backward's plane sums can run on `device` (see
-/// [`BackwardStrategy`](crate::sad::BackwardStrategy)): a CubeCL runtime with plane operations,
-/// or the SPIR-V compiler of the `vulkan` feature (on any Vulkan device, CPU adapters too). WGSL
-/// has subgroups but takes no subgroup id in a two-dimensional workgroup, so the default `wgpu`
+/// [`BackwardStrategy`](crate::sad::BackwardStrategy)): where CubeCL marks the device's compiler
+/// as lowering plane operations to the target's own in any control flow (CUDA, HIP, Metal, the
+/// SPIR-V compiler of the `vulkan` feature on any Vulkan device, CPU adapters too). WGSL has
+/// subgroups but takes no subgroup id in a two-dimensional workgroup, so the default `wgpu`
 /// runtime runs without them.
 pub fn has_plane_sums(device: &Device) -> bool {
     #[cfg(feature = "cube")]
     if let burn::backend::DispatchDevice::Cube(cube) = device.as_dispatch().clone().inner() {
-        return crate::sad::plane_sums_possible(&cube.client());
+        let capabilities =
+            crate::capabilities::Capabilities::from_properties(cube.client().properties(), false);
+        return crate::sad::plane_sums_possible(&capabilities);
     }
     let _ = device;
     false

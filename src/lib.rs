@@ -92,6 +92,8 @@
 #![warn(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+#[cfg(feature = "cube")]
+mod capabilities;
 pub mod device;
 mod fusion_op;
 pub mod image;

@@ -15,7 +15,8 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use burn_sad_kernels::probe::{PROBE_UNITS, shared_memory_probe_kernel::SharedMemoryProbeKernel};
 use cubecl::client::Client;
-use cubecl::ir::AddressType;
+use cubecl::ir::features::Plane;
+use cubecl::ir::{AddressType, DeviceProperties};
 use cubecl::prelude::*;
 use cubecl::wgpu::vulkan::VkSpirvCompiler;
 use cubecl::wgpu::wgpu;
@@ -26,12 +27,13 @@ use crate::spirv_words::workgroup_variables_are_pointers;
 /// The extension whose absence the 0.11.3 compiler mishandles.
 const EXPLICIT_LAYOUT: &std::ffi::CStr = c"VK_KHR_workgroup_memory_explicit_layout";
 
-/// Why `client`'s device cannot run the kernels, or `None` where it can (every runtime but
-/// CubeCL's SPIR-V one, a fixed compiler, a device with the extension). Every launch asks: the
-/// compiler is judged once per process, and only where it is wrong is each device looked up
-/// (once, then remembered).
+/// Why `client`'s device cannot run the kernels, or `None` where it can (a device CubeCL's
+/// SPIR-V compiler does not compile for, a fixed compiler, a device with the extension). Every
+/// launch asks: the compiler is judged once per process, and only where it is wrong is each
+/// device looked up (once, then remembered).
 pub(crate) fn shared_memory_problem(client: &Client) -> Option<String> {
-    if client.name() != "wgpu<spirv>" || compiler_declares_shared_memory_correctly(client) {
+    if !compiled_by_spirv(client.properties()) || compiler_declares_shared_memory_correctly(client)
+    {
         return None;
     }
     static SEEN: OnceLock<Mutex<HashMap<String, Option<String>>>> = OnceLock::new();
@@ -55,6 +57,18 @@ pub(crate) fn shared_memory_problem(client: &Client) -> Option<String> {
             })
         })
         .clone()
+}
+
+/// Whether CubeCL compiles for a device of `properties` through its SPIR-V compiler: a wgpu
+/// adapter (fingerprint `spirv_<vendor>_<device>`) whose compiler CubeCL marks as lowering plane
+/// operations to the target's own, which on wgpu only the SPIR-V (and Metal's) compiler is;
+/// WGSL, on an adapter the SPIR-V compiler does not take, is not.
+fn compiled_by_spirv(properties: &DeviceProperties) -> bool {
+    properties.identity.fingerprint.starts_with("spirv_")
+        && properties
+            .features
+            .plane
+            .contains(Plane::NonUniformControlFlow)
 }
 
 /// Whether the linked SPIR-V compiler declares a workgroup variable as a pointer to its array

@@ -4,10 +4,7 @@
 
 use std::sync::Arc;
 
-use cubecl::ir::{
-    AddressType, DeviceIdentity, ElemType, FloatKind, HardwareProperties, MemoryDeviceProperties,
-    features::Features,
-};
+use cubecl::ir::{AddressType, ElemType, FloatKind};
 use cubecl::prelude::*;
 use cubecl::wgpu::WgslCompiler;
 use cubecl::{Compiler, WgpuCompilationOptions};
@@ -72,34 +69,7 @@ pub(super) fn scalar(name: &'static str, kind: &'static str) -> KernelArg {
 /// Properties of a device the WGSL is not compiled for: the kernels' expansion reads none of
 /// them, and the WGSL compiler takes no device.
 pub(super) fn offline_properties() -> Arc<DeviceProperties> {
-    Arc::new(DeviceProperties::new(
-        Features::default(),
-        MemoryDeviceProperties::new(u64::MAX, 256),
-        HardwareProperties {
-            load_width: 128,
-            vector_register_count: None,
-            plane_size_min: 32,
-            plane_size_max: 32,
-            max_bindings: 32,
-            max_shared_memory_size: 16_384,
-            max_cube_count: (u16::MAX as u32, u16::MAX as u32, u16::MAX as u32),
-            max_units_per_cube: 256,
-            max_cube_dim: (256, 256, 64),
-            num_streaming_multiprocessors: None,
-            num_tensor_cores: None,
-            min_tensor_cores_dim: None,
-            num_cpu_cores: None,
-            last_level_cache_size: None,
-            max_vector_size: VECTOR,
-            cube_mma_reserved_shared_memory: 0,
-        },
-        cubecl::profile::TimingMethod::Device,
-        DeviceIdentity {
-            name: "webgpu".to_string(),
-            fingerprint: "webgpu".to_string(),
-            physical: None,
-        },
-    ))
+    Arc::new(crate::capabilities::offline_properties((32, 32), VECTOR))
 }
 
 /// What every kernel's constructor takes first.

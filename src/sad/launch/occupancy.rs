@@ -21,14 +21,14 @@ const UNHINTED_CUBES: u32 = 4;
 const MANY_WAVES: u32 = 8;
 
 /// The cubes per multiprocessor the backward kernel is compiled for on `tensor`'s runtime, for
-/// a launch of `grid_cubes` cubes: 0 (no hint) off CUDA. On CUDA: 5 where the grid makes
+/// a launch of `grid_cubes` cubes: 0 (no hint) off CUDA. On a CUDA device: 5 where the grid makes
 /// [`MANY_WAVES`] waves or more, else the fewer of 4 and 5 cubes
 /// that gives the fewest waves (0 for 4). Decided once per process, by its first launch (the
 /// compiler's hint is global, and the launch passes the value as a compile-time argument so the
 /// kernel cache keeps kernels of different hints apart): `sad fit` fits one image a process.
 pub(super) fn backward_cubes_per_sm(tensor: &CubeTensor, grid_cubes: u32) -> u32 {
     #[cfg(feature = "cuda-hints")]
-    if tensor.client.name() == "cuda" {
+    if crate::capabilities::Capabilities::of(tensor).nvptx {
         use std::sync::OnceLock;
         static CUBES: OnceLock<u32> = OnceLock::new();
         return *CUBES.get_or_init(|| {

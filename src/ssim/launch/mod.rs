@@ -9,7 +9,6 @@ use burn_sad_kernels::ssim::{
     StripLayout, Upstream, WALK_COLUMNS, ssim_backward_kernel, ssim_forward_kernel, tile_columns,
 };
 use cubecl::ir::ElemType;
-use cubecl::ir::features::Plane;
 use cubecl::{CubeCount, CubeDim};
 
 mod volume;
@@ -47,11 +46,8 @@ fn layout(
 /// How the kernels' pass across stores its pixel pairs on the device of `images`: through
 /// plane shuffles where the device has plane operations of one plane width, else directly.
 pub(super) fn pair_writes(images: &CubeTensor) -> PairWrites {
-    let properties = images.client.properties();
-    let hardware = &properties.hardware;
-    if properties.features.plane.contains(Plane::Ops)
-        && hardware.plane_size_min == hardware.plane_size_max
-    {
+    let capabilities = crate::capabilities::Capabilities::of(images);
+    if capabilities.plane_ops && capabilities.plane_width.is_some() {
         PairWrites::Shuffled
     } else {
         PairWrites::Direct
