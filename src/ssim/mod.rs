@@ -23,12 +23,8 @@
 //! ```
 
 mod api;
-mod autodiff;
 mod backend;
 mod error;
-mod fusion;
-#[cfg(feature = "cube")]
-mod launch;
 mod msssim;
 mod options;
 mod reduction;

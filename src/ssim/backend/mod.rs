@@ -1,4 +1,6 @@
-//! The SSIM backend extension: the three primitive ops every backend with fused kernels provides.
+//! The SSIM backend extension: the three primitive ops every backend with fused kernels provides
+//! ([`SsimBackend`]), with its `Autodiff` implementation in `autodiff`, its `Fusion` one in
+//! `fusion`, and the `CubeBackend` launches and strategies in `cube`.
 
 // Without a CubeCL runtime, the extension macro's generated dispatch (no backend to forward to)
 // takes every argument of every method and uses none.
@@ -11,7 +13,12 @@ use burn::backend::{
 use burn::tensor::Shape;
 use burn_sad_kernels::ssim::{GradTargets, SsimTerm};
 
-use super::{Padding, SsimLayout, SsimMemory, SsimOptions};
+use crate::ssim::{Padding, SsimLayout, SsimMemory, SsimOptions};
+
+mod autodiff;
+#[cfg(feature = "cube")]
+mod cube;
+mod fusion;
 
 /// What the SSIM kernels compute: the window and padding, which term they average, whether per
 /// plane, and the weights of the fused loss

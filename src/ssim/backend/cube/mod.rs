@@ -13,8 +13,8 @@ use cubecl::{CubeCount, CubeDim};
 
 mod volume;
 
-use super::{KernelReduction, SsimBackend, SsimKernelConfig, backend::stacked_shape};
 use crate::launch::{empty_contiguous, empty_f32, expect_dims, launch_kernel};
+use crate::ssim::backend::{KernelReduction, SsimBackend, SsimKernelConfig, stacked_shape};
 use volume::{backward_volume, forward_volume};
 
 /// The forward's (`forward`) or the backward's layout of `config` for a kernel buffering

@@ -15,7 +15,8 @@ use burn::backend::{
 use burn::tensor::{Shape, Slice};
 use burn_sad_kernels::ssim::GradTargets;
 
-use super::{SsimBackend, SsimKernelConfig, SsimMemory};
+use super::{SsimBackend, SsimKernelConfig};
+use crate::ssim::SsimMemory;
 
 /// What the backward needs: the inputs, the window mask of a masked op, the partial maps (none
 /// when the backward recomputes them) and which gradients to produce.

@@ -15,7 +15,7 @@ use super::{
     pair_writes, reduce_tile_sums, upstream_kind,
 };
 use crate::launch::{empty_contiguous, empty_f32, expect_dims, launch_kernel};
-use crate::ssim::{KernelReduction, SsimKernelConfig, backend::stacked_shape};
+use crate::ssim::backend::{KernelReduction, SsimKernelConfig, stacked_shape};
 
 /// Depth-stage tiling: 32 × 8 voxel columns per cube, 16 slices per unit (a 26-slice window
 /// pass for 16 outputs at radius 5).

@@ -8,7 +8,7 @@ use burn::tensor::DType;
 use burn_fusion::{Fusion, FusionBackend};
 use burn_sad_kernels::ssim::GradTargets;
 
-use super::{SsimBackend, SsimKernelConfig, backend::stacked_shape};
+use super::{SsimBackend, SsimKernelConfig, stacked_shape};
 use crate::fusion_op::{Lazy, float, floats, queue, register_float_op};
 
 impl<B: FusionBackend + SsimBackend> SsimBackend for Fusion<B> {
