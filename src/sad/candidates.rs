@@ -239,13 +239,15 @@ mod dispatch {
     use burn::backend::Dispatch;
     use burn::tensor::{Int, Tensor};
 
-    use super::super::{PassConfig, RenderGeometry, SadKernels, SiteRecordKind, ViewTransform};
+    use super::super::{
+        PassConfig, RenderGeometry, SadCandidateKernels, SiteRecordKind, ViewTransform,
+    };
     use crate::sad::HilbertOrder;
-    use crate::sad::kernel_call::KernelCall;
+    use crate::sad::backend::KernelCall;
 
     pub fn init(sites: Tensor<2>, geometry: RenderGeometry, seed: u32) -> Tensor<2, Int> {
         let call = KernelCall::on(&sites.device());
-        call.out(<Dispatch as SadKernels>::sad_init_candidates(
+        call.out(<Dispatch as SadCandidateKernels>::sad_init_candidates(
             KernelCall::arg(sites),
             geometry,
             seed,
@@ -254,7 +256,7 @@ mod dispatch {
 
     pub fn flood(records: Tensor<2, Int>, geometry: RenderGeometry) -> Tensor<2, Int> {
         let call = KernelCall::on(&records.device());
-        call.out(<Dispatch as SadKernels>::sad_flood_candidates(
+        call.out(<Dispatch as SadCandidateKernels>::sad_flood_candidates(
             KernelCall::arg(records),
             geometry,
         ))
@@ -262,7 +264,7 @@ mod dispatch {
 
     pub fn pack(sites: Tensor<2>, view: ViewTransform) -> Tensor<2, Int> {
         let call = KernelCall::on(&sites.device());
-        call.out(<Dispatch as SadKernels>::sad_pack_sites(
+        call.out(<Dispatch as SadCandidateKernels>::sad_pack_sites(
             KernelCall::arg(sites),
             SiteRecordKind::Ranking,
             view,
@@ -277,7 +279,7 @@ mod dispatch {
         pass: PassConfig,
     ) -> Tensor<2, Int> {
         let call = KernelCall::on(&packed.device());
-        call.out(<Dispatch as SadKernels>::sad_candidate_pass(
+        call.out(<Dispatch as SadCandidateKernels>::sad_candidate_pass(
             KernelCall::arg(packed),
             KernelCall::arg(ids),
             KernelCall::arg(hilbert.order.clone()),

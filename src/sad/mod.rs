@@ -27,32 +27,26 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-mod autodiff;
 mod backend;
 mod candidates;
 pub mod dataset;
 mod error;
 pub mod fit;
 mod format;
-mod fusion;
 mod hilbert;
-mod kernel_call;
 #[cfg(feature = "cube")]
-mod launch;
-#[cfg(feature = "cube")]
-pub(crate) use launch::plane_sums_possible;
+pub(crate) use backend::plane_sums_possible;
 mod reference;
 mod render;
 mod render_only;
 mod sites;
 mod strategy;
-mod view_colours;
-mod view_dots;
-mod view_image;
-mod view_transform;
-mod views;
+mod view;
 
-pub use backend::{PassConfig, RenderGeometry, SadBackend, SadKernels, SiteRecordKind};
+pub use backend::{
+    PassConfig, RenderGeometry, SadBackend, SadCandidateKernels, SadKernels, SadReplayKernels,
+    SadTrainingKernels, SadViewKernels, SiteRecordKind,
+};
 pub use candidates::{Candidates, PropagationOptions, jump_for_pass};
 pub use error::{SadError, SitesFileError};
 pub use format::{
@@ -76,11 +70,9 @@ pub use sites::{INACTIVE_SITE, SiteTable, Sites};
 pub use strategy::BackwardStrategy;
 // The views' host formulas, which the tests compare the kernels with.
 #[doc(hidden)]
-pub use view_colours::view_colours_reference;
+pub use view::dots_reference;
 #[doc(hidden)]
-pub use view_dots::dots_reference;
-pub use view_image::{SiteView, ViewImage};
-pub use view_transform::{MAX_ZOOM, ViewTransform};
+pub use view::view_colours_reference;
 #[doc(hidden)]
-pub use views::winners_reference;
-pub use views::{render_view, winners};
+pub use view::winners_reference;
+pub use view::{MAX_ZOOM, SiteView, ViewImage, ViewTransform, render_view, winners};

@@ -8,10 +8,10 @@ use burn_sad_kernels::sad::{K, SITE_PARAMS};
 #[cfg(feature = "cube")]
 use super::RenderGeometry;
 #[cfg(feature = "cube")]
-use super::kernel_call::KernelCall;
+use super::backend::KernelCall;
 use super::{BackwardStrategy, Candidates, SadError, ViewTransform, render_reference};
 #[cfg(feature = "cube")]
-use super::{SadBackend, SadKernels, SiteRecordKind};
+use super::{SadBackend, SadCandidateKernels, SadViewKernels, SiteRecordKind};
 #[cfg(feature = "cube")]
 use crate::device::{KernelFamily, uses_fused_kernels};
 
@@ -206,7 +206,7 @@ fn fused_render(
 #[cfg(feature = "cube")]
 fn fused_records(sites: Tensor<2>, view: ViewTransform) -> Tensor<2, Int> {
     let call = KernelCall::on(&sites.device());
-    call.out(<Dispatch as SadKernels>::sad_pack_sites(
+    call.out(<Dispatch as SadCandidateKernels>::sad_pack_sites(
         KernelCall::arg(sites),
         SiteRecordKind::Full,
         view,
@@ -216,7 +216,7 @@ fn fused_records(sites: Tensor<2>, view: ViewTransform) -> Tensor<2, Int> {
 #[cfg(feature = "cube")]
 fn fused_render_records(records: Tensor<2, Int>, candidates: &Candidates) -> Tensor<3> {
     let call = KernelCall::on(&records.device());
-    call.out(<Dispatch as SadKernels>::sad_render_records(
+    call.out(<Dispatch as SadViewKernels>::sad_render_records(
         KernelCall::arg(records),
         KernelCall::arg(candidates.ids()),
         candidates.geometry(),

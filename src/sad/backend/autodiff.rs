@@ -1,5 +1,5 @@
 //! Autodiff for the render op: the backward runs the hand-written backward kernel. (The other
-//! kernels are not differentiable: [`SadKernels`](super::SadKernels) runs on the inner backend.)
+//! kernels are not differentiable: [`SadKernels`](crate::sad::SadKernels) runs on the inner backend.)
 
 use burn::backend::{
     AutodiffBackend, Backend,
@@ -12,7 +12,8 @@ use burn::backend::{
     tensor::{FloatTensor, IntTensor},
 };
 
-use super::{BackwardStrategy, RenderGeometry, SadBackend};
+use super::{RenderGeometry, SadBackend};
+use crate::sad::BackwardStrategy;
 
 #[derive(Debug, Clone)]
 struct RenderState<B: Backend> {

@@ -1,4 +1,4 @@
-//! How the library calls the [`SadKernels`](super::SadKernels), which nothing differentiates and
+//! How the library calls the [`SadKernels`](crate::sad::SadKernels), which nothing differentiates and
 //! which therefore have no Autodiff implementation: on the inner backend of autodiff tensors,
 //! with the outputs put back on the autodiff device the inputs came from, so that a caller's
 //! tensors stay on one device whichever the op.

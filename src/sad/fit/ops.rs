@@ -165,8 +165,8 @@ mod dispatch {
     use burn::tensor::Tensor;
     use burn_sad_kernels::sad::StatisticsKind;
 
-    use crate::sad::kernel_call::KernelCall;
-    use crate::sad::{BackwardStrategy, Candidates, SadKernels};
+    use crate::sad::backend::KernelCall;
+    use crate::sad::{BackwardStrategy, Candidates, SadTrainingKernels};
 
     pub fn squared_error_gradients(
         sites: Tensor<2>,
@@ -176,19 +176,21 @@ mod dispatch {
         strategy: BackwardStrategy,
     ) -> Tensor<2> {
         let call = KernelCall::on(&sites.device());
-        call.out(<Dispatch as SadKernels>::sad_squared_error_gradients(
-            KernelCall::arg(sites),
-            KernelCall::arg(candidates.ids()),
-            KernelCall::arg(target),
-            candidates.geometry(),
-            removal,
-            strategy,
-        ))
+        call.out(
+            <Dispatch as SadTrainingKernels>::sad_squared_error_gradients(
+                KernelCall::arg(sites),
+                KernelCall::arg(candidates.ids()),
+                KernelCall::arg(target),
+                candidates.geometry(),
+                removal,
+                strategy,
+            ),
+        )
     }
 
     pub fn prune(sites: Tensor<2>, removal: Tensor<1>, count: usize, norm: f32) -> Tensor<2> {
         let call = KernelCall::on(&sites.device());
-        call.out(<Dispatch as SadKernels>::sad_prune(
+        call.out(<Dispatch as SadTrainingKernels>::sad_prune(
             KernelCall::arg(sites),
             KernelCall::arg(removal),
             count,
@@ -203,7 +205,7 @@ mod dispatch {
         kind: StatisticsKind,
     ) -> Tensor<2> {
         let call = KernelCall::on(&sites.device());
-        call.out(<Dispatch as SadKernels>::sad_site_statistics(
+        call.out(<Dispatch as SadTrainingKernels>::sad_site_statistics(
             KernelCall::arg(sites),
             KernelCall::arg(candidates.ids()),
             KernelCall::arg(target),

@@ -154,8 +154,8 @@ mod dispatch {
     use burn::tensor::{Int, Tensor};
     use burn_sad_kernels::sad::AdamStep;
 
-    use crate::sad::kernel_call::KernelCall;
-    use crate::sad::{Candidates, SadKernels};
+    use crate::sad::backend::KernelCall;
+    use crate::sad::{Candidates, SadTrainingKernels};
 
     pub fn tau_diffusion(
         sites: Tensor<2>,
@@ -165,7 +165,7 @@ mod dispatch {
         passes: u32,
     ) -> Tensor<1> {
         let call = KernelCall::on(&sites.device());
-        call.out(<Dispatch as SadKernels>::sad_tau_diffusion(
+        call.out(<Dispatch as SadTrainingKernels>::sad_tau_diffusion(
             KernelCall::arg(sites),
             KernelCall::arg(candidates.ids()),
             KernelCall::arg(raw),
@@ -188,7 +188,7 @@ mod dispatch {
         let use_kept = kept.is_some();
         // Not read without lists to keep: an unfilled placeholder, no launch.
         let kept = kept.unwrap_or_else(|| Tensor::empty([1, 1], &sites.device()));
-        let (sites, state, lists) = <Dispatch as SadKernels>::sad_diffuse_and_step(
+        let (sites, state, lists) = <Dispatch as SadTrainingKernels>::sad_diffuse_and_step(
             KernelCall::arg(sites),
             KernelCall::arg(candidates.ids()),
             KernelCall::arg(grads),
@@ -211,7 +211,7 @@ mod dispatch {
         step: AdamStep,
     ) -> (Tensor<2>, Tensor<2>) {
         let call = KernelCall::on(&sites.device());
-        let (sites, state) = <Dispatch as SadKernels>::sad_adam_step(
+        let (sites, state) = <Dispatch as SadTrainingKernels>::sad_adam_step(
             KernelCall::arg(sites),
             KernelCall::arg(grads),
             KernelCall::arg(tau_grads),

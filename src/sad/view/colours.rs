@@ -10,8 +10,8 @@ use burn_sad_kernels::sad::{
     DIRECTION, LOG_ANISO, LOG_TAU, POSITION, ROUND_GREY, SITE_PARAMS, TAU_RAMP, cell_colour,
 };
 
-use super::SiteTable;
-use super::view_image::{SiteView, ViewImage};
+use super::image::{SiteView, ViewImage};
+use crate::sad::SiteTable;
 
 /// The view's scale from the live sites of `sites` (`[capacity, 10]`): (lo, hi) of log τ, or
 /// (0, max |log anisotropy|).
@@ -55,11 +55,11 @@ pub(super) fn colours(view: SiteView, sites: &Tensor<2>, winners: Tensor<2, Int>
             SiteView::Anisotropy => ViewColours::Anisotropy,
             SiteView::Image | SiteView::Cells | SiteView::Dots => ViewColours::Cells,
         };
-        use super::SadKernels;
-        use super::kernel_call::KernelCall;
+        use crate::sad::SadViewKernels;
+        use crate::sad::backend::KernelCall;
         use burn::backend::Dispatch;
         let call = KernelCall::on(&sites.device());
-        let image = call.out(<Dispatch as SadKernels>::sad_view_colours(
+        let image = call.out(<Dispatch as SadViewKernels>::sad_view_colours(
             KernelCall::arg(sites.clone()),
             KernelCall::arg(winners),
             colours,

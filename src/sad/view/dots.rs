@@ -6,9 +6,9 @@
 use burn::tensor::{Tensor, TensorData};
 use burn_sad_kernels::sad::{POSITION, SITE_PARAMS};
 
-use super::sites::live_site_count;
-use super::view_image::ViewImage;
-use super::{RenderReadySites, SiteTable};
+use super::image::ViewImage;
+use crate::sad::sites::live_site_count;
+use crate::sad::{RenderReadySites, SiteTable};
 
 /// The 8 ring offsets around a site's pixel.
 const RING: [(i64, i64); 8] = [
@@ -49,11 +49,11 @@ pub(super) fn dots(sites: &RenderReadySites, image: Tensor<3>) -> ViewImage {
         format!("dots: the render, each of the {count} live sites a white pixel ringed in black");
     #[cfg(feature = "cube")]
     if let Some(records) = sites.records() {
-        use super::SadKernels;
-        use super::kernel_call::KernelCall;
+        use crate::sad::SadViewKernels;
+        use crate::sad::backend::KernelCall;
         use burn::backend::Dispatch;
         let call = KernelCall::on(&image.device());
-        let marked: Tensor<3> = call.out(<Dispatch as SadKernels>::sad_mark_sites(
+        let marked: Tensor<3> = call.out(<Dispatch as SadViewKernels>::sad_mark_sites(
             KernelCall::arg(records.clone()),
             KernelCall::arg(image),
         ));

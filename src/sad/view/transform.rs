@@ -8,7 +8,7 @@
 //! build, the render, the winners and the site marks all see the viewed sites, while the sites
 //! themselves (and the debug views' colours) keep the file's values.
 
-use super::SadError;
+use crate::sad::SadError;
 
 /// The largest zoom a view takes: beyond it, positions of a 4K fit leave f16's range in the
 /// ranking copy.

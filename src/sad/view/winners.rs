@@ -1,12 +1,12 @@
-//! Debug views of a render (`sad render --view`): each pixel coloured by the site that wins it
-//! (the live candidate of largest blend weight), found on the device by the winner kernel where
-//! CubeCL kernels run; the colours are tensor ops on the same device.
+//! The winner of each pixel (the live candidate of largest blend weight), found on the device
+//! by the winner kernel where CubeCL kernels run, which the colour views paint by.
 
 use burn::tensor::{Int, Tensor, TensorData};
 use burn_sad_kernels::sad::K;
 
-use super::view_image::{SiteView, ViewImage};
-use super::{Candidates, RenderGeometry, RenderReadySites, SiteTable, blend_at, cell_of_pixel};
+use crate::sad::{
+    Candidates, RenderGeometry, RenderReadySites, SiteTable, blend_at, cell_of_pixel,
+};
 
 /// The site that wins each pixel of the render of `sites` with `candidates`: `[height, width]`,
 /// −1 where no candidate is live. The winner kernel where CubeCL kernels run, else
@@ -55,34 +55,14 @@ pub fn winners_reference(
     winners
 }
 
-/// The debug view `view` of `sites` rendered with `candidates`, whose render is `image`.
-pub fn render_view(
-    view: SiteView,
-    sites: &RenderReadySites,
-    candidates: &Candidates,
-    image: Tensor<3>,
-) -> ViewImage {
-    if view == SiteView::Image {
-        return ViewImage {
-            image: image.clamp(0.0, 1.0),
-            legend: "image: the render".into(),
-        };
-    }
-    if view == SiteView::Dots {
-        return super::view_dots::dots(sites, image);
-    }
-    let winners = winners(sites, candidates);
-    super::view_colours::colours(view, sites.sites(), winners)
-}
-
 #[cfg(feature = "cube")]
 fn fused_winners(records: Tensor<2, Int>, candidates: &Candidates) -> Tensor<2, Int> {
     use burn::backend::Dispatch;
 
-    use super::SadKernels;
-    use super::kernel_call::KernelCall;
+    use crate::sad::SadViewKernels;
+    use crate::sad::backend::KernelCall;
     let call = KernelCall::on(&records.device());
-    call.out(<Dispatch as SadKernels>::sad_winners(
+    call.out(<Dispatch as SadViewKernels>::sad_winners(
         KernelCall::arg(records),
         KernelCall::arg(candidates.ids()),
         candidates.geometry(),

@@ -28,11 +28,11 @@ use accumulation::{full_plane_masks, plane_sums, table_sums};
 use clock::Clock;
 use render::{backward, render_records};
 
-use super::{
-    BackwardStrategy, PassConfig, RenderGeometry, SadBackend, SadKernels, SiteRecordKind,
-    ViewTransform,
-};
+use super::{SadCandidateKernels, SadReplayKernels, SadTrainingKernels, SadViewKernels};
 use crate::launch::{empty_contiguous, empty_f32, expect_dims, expect_rows_of};
+use crate::sad::{
+    BackwardStrategy, PassConfig, RenderGeometry, SadBackend, SiteRecordKind, ViewTransform,
+};
 
 /// Units per side of the cubes of the per-cell candidate kernels.
 const CELL_TILE: u32 = burn_sad_kernels::sad::CELL_TILE as u32;
@@ -172,7 +172,7 @@ impl SadBackend for CubeBackend {
     }
 }
 
-impl SadKernels for CubeBackend {
+impl SadViewKernels for CubeBackend {
     fn sad_render_records(
         records: CubeTensor,
         candidates: CubeTensor,
@@ -192,33 +192,6 @@ impl SadKernels for CubeBackend {
         render::winners(records, candidates, geometry)
     }
 
-    fn sad_squared_error_gradients(
-        sites: CubeTensor,
-        candidates: CubeTensor,
-        target: CubeTensor,
-        geometry: RenderGeometry,
-        removal: bool,
-        strategy: BackwardStrategy,
-    ) -> CubeTensor {
-        let outputs = BackwardOutputs {
-            from_target: true,
-            removal,
-        };
-        backward(sites, candidates, target, geometry, outputs, strategy)
-    }
-
-    fn sad_init_candidates(sites: CubeTensor, geometry: RenderGeometry, seed: u32) -> CubeTensor {
-        candidates::init_candidates(sites, geometry, seed)
-    }
-
-    fn sad_flood_candidates(records: CubeTensor, geometry: RenderGeometry) -> CubeTensor {
-        candidates::flood_candidates(records, geometry)
-    }
-
-    fn sad_pack_sites(sites: CubeTensor, kind: SiteRecordKind, view: ViewTransform) -> CubeTensor {
-        candidates::pack_sites(sites, kind, view)
-    }
-
     fn sad_view_colours(
         sites: CubeTensor,
         winners: CubeTensor,
@@ -230,6 +203,20 @@ impl SadKernels for CubeBackend {
 
     fn sad_mark_sites(records: CubeTensor, image: CubeTensor) -> CubeTensor {
         view::mark_sites(records, image)
+    }
+}
+
+impl SadCandidateKernels for CubeBackend {
+    fn sad_init_candidates(sites: CubeTensor, geometry: RenderGeometry, seed: u32) -> CubeTensor {
+        candidates::init_candidates(sites, geometry, seed)
+    }
+
+    fn sad_flood_candidates(records: CubeTensor, geometry: RenderGeometry) -> CubeTensor {
+        candidates::flood_candidates(records, geometry)
+    }
+
+    fn sad_pack_sites(sites: CubeTensor, kind: SiteRecordKind, view: ViewTransform) -> CubeTensor {
+        candidates::pack_sites(sites, kind, view)
     }
 
     fn sad_candidate_pass(
@@ -248,6 +235,23 @@ impl SadKernels for CubeBackend {
             geometry,
             pass,
         )
+    }
+}
+
+impl SadTrainingKernels for CubeBackend {
+    fn sad_squared_error_gradients(
+        sites: CubeTensor,
+        candidates: CubeTensor,
+        target: CubeTensor,
+        geometry: RenderGeometry,
+        removal: bool,
+        strategy: BackwardStrategy,
+    ) -> CubeTensor {
+        let outputs = BackwardOutputs {
+            from_target: true,
+            removal,
+        };
+        backward(sites, candidates, target, geometry, outputs, strategy)
     }
 
     fn sad_site_statistics(
@@ -307,7 +311,9 @@ impl SadKernels for CubeBackend {
     ) -> (CubeTensor, CubeTensor) {
         adam::adam_step(sites, grads, tau_grads, state, step)
     }
+}
 
+impl SadReplayKernels for CubeBackend {
     fn sad_step_in_place(
         sites: CubeTensor,
         state: CubeTensor,

@@ -16,7 +16,7 @@ use super::{backward, capacity, expect_sites_and_lists, ids, site_grid};
 use crate::launch::{expect_contiguous, expect_dims, launch_kernel};
 use crate::sad::{BackwardStrategy, RenderGeometry};
 
-/// One iteration of the summed squared error in place (see `SadKernels::sad_step_in_place`):
+/// One iteration of the summed squared error in place (see `SadReplayKernels::sad_step_in_place`):
 /// the gradient pass, [`diffuse_and_step_in_place`], then the clock's advance.
 pub(super) fn step_in_place(
     (sites, state, lists): (&CubeTensor, &CubeTensor, &CubeTensor),

@@ -6,7 +6,7 @@
 //! neighbour lists and Adam runs: no candidate update, densify or prune, the squared-error loss
 //! only (see `Trainer::replays`). Its kernels then run in place on buffers the
 //! [`Replay`] owns, reading λ and Adam's bias corrections from a clock table on the device
-//! whose tick the iteration advances (see `SadKernels::sad_step_in_place`), so the recording
+//! whose tick the iteration advances (see `SadReplayKernels::sad_step_in_place`), so the recording
 //! stays valid from one iteration to the next. A run of steady iterations (between two
 //! candidate updates, say) starts by copying the trainer's state into those buffers in one
 //! launch; the trainer then works on them directly, and the next other iteration replaces them
@@ -21,10 +21,10 @@ use burn::tensor::{DType, Device, FloatDType, Int, IntDType, Tensor, TensorData}
 use burn_sad_kernels::sad::{ADAM_STATE, CLOCK_COLUMNS, K, SITE_PARAMS};
 
 use super::{TAU_DIFFUSION_PASSES, Trainer};
+use crate::sad::backend::KernelCall;
 use crate::sad::fit::capture_gate;
 use crate::sad::fit::step::NeighbourLists;
-use crate::sad::kernel_call::KernelCall;
-use crate::sad::{Candidates, SadKernels};
+use crate::sad::{Candidates, SadReplayKernels};
 
 /// The longest fit whose clock table is kept on the device (12 bytes per iteration); longer
 /// fits run op by op.
@@ -215,7 +215,7 @@ impl Replay {
     /// to iteration `it`, in one launch.
     fn load(&self, (sites, state, lists, candidates): TrainingState, it: usize) {
         // Word for word: every buffer in its 32-bit type (casts to the same type are free).
-        drop(<Dispatch as SadKernels>::sad_copy_state(
+        drop(<Dispatch as SadReplayKernels>::sad_copy_state(
             sites.clone().cast(FloatDType::F32).into_dispatch(),
             state.clone().cast(FloatDType::F32).into_dispatch(),
             lists.clone().cast(IntDType::I32).into_dispatch(),
@@ -231,7 +231,7 @@ impl Replay {
 
     /// One iteration in place on the replay's buffers.
     fn step(&self, trainer: &Trainer) {
-        drop(<Dispatch as SadKernels>::sad_step_in_place(
+        drop(<Dispatch as SadReplayKernels>::sad_step_in_place(
             KernelCall::arg(self.sites.clone()),
             KernelCall::arg(self.state.clone()),
             KernelCall::arg(self.lists.clone()),
@@ -252,7 +252,7 @@ impl Replay {
     pub(super) fn detached(&self) -> (Tensor<2>, Tensor<2>, Tensor<2, Int>) {
         let device = self.sites.device();
         let call = KernelCall::on(&device);
-        let (sites, state, lists, _, _) = <Dispatch as SadKernels>::sad_copy_state(
+        let (sites, state, lists, _, _) = <Dispatch as SadReplayKernels>::sad_copy_state(
             KernelCall::arg(self.sites.clone()),
             KernelCall::arg(self.state.clone()),
             KernelCall::arg(self.lists.clone()),
