@@ -7,7 +7,7 @@ use super::args::{ForwardArgs, ForwardConfig, ForwardOutput, InputStrides};
 use super::buffer::{blur_pair, column_slot, store_row};
 use super::epilogue::ssim_terms;
 use super::index::input_indices;
-use super::load::{InputEncoding, load_input};
+use super::load::{InputEncoding, decode_input, load_input};
 use super::pairs::write_pair;
 use super::reduce::write_tile_sum;
 use super::ring::blur_ring;
@@ -82,7 +82,7 @@ pub fn ssim_forward_kernel<F: Float, I1: Numeric, I2: Numeric>(
     // `t mod taps_len`; the first `2·radius` before the first chunk.
     let mut ring = Array::<F>::new(comptime![stats * taps_len]);
     // The pixels of the chunk's input rows, read one chunk ahead.
-    let mut fetched = Array::<F>::new(comptime![FETCHED * taps_len]);
+    let mut fetched = Fetched::<F, I1, I2>::new(taps_len, comptime![config.window_mask]);
     #[unroll]
     for t in 0..comptime![2 * radius] {
         fetch_pixel::<F, I1, I2>(
@@ -97,7 +97,7 @@ pub fn ssim_forward_kernel<F: Float, I1: Numeric, I2: Numeric>(
             &strides,
             config,
         );
-        push_values::<F>(&fetched, 0usize, &mut ring, t, config);
+        push_values::<F, I1, I2>(&fetched, 0usize, &mut ring, t, config);
     }
     fetch_chunk::<F, I1, I2>(
         img1,
@@ -114,7 +114,7 @@ pub fn ssim_forward_kernel<F: Float, I1: Numeric, I2: Numeric>(
         #[unroll]
         for c in 0..taps_len {
             let ring_slot = comptime![(c + 2 * radius) % taps_len];
-            push_values::<F>(&fetched, c, &mut ring, ring_slot, config);
+            push_values::<F, I1, I2>(&fetched, c, &mut ring, ring_slot, config);
             let v = blur_ring::<F>(&ring, c, radius, config.sigma_bits, stats);
             store_row::<F>(
                 &mut buffer,
@@ -216,8 +216,26 @@ pub fn ssim_forward_kernel<F: Float, I1: Numeric, I2: Numeric>(
     }
 }
 
-/// Values [`fetch_pixel`] reads a pixel: both images and the mask.
-const FETCHED: usize = 3;
+/// The pixels a walker has read ahead, in their storage types (decoded where they are used):
+/// both images, and the mask under a window mask.
+#[derive(CubeType)]
+struct Fetched<F: Float, I1: Numeric, I2: Numeric> {
+    a: Array<I1>,
+    b: Array<I2>,
+    m: Array<F>,
+}
+
+#[cube]
+impl<F: Float, I1: Numeric, I2: Numeric> Fetched<F, I1, I2> {
+    /// Room for `len` pixels.
+    fn new(#[comptime] len: usize, #[comptime] window_mask: bool) -> Self {
+        Fetched::<F, I1, I2> {
+            a: Array::<I1>::new(len),
+            b: Array::<I2>::new(len),
+            m: Array::<F>::new(comptime![if window_mask { len } else { 1 }]),
+        }
+    }
+}
 
 /// Reads the `2·radius + 1` input rows of a chunk, from row `first` of the walk on, into
 /// `fetched` (see [`fetch_pixel`]).
@@ -227,7 +245,7 @@ fn fetch_chunk<F: Float, I1: Numeric, I2: Numeric>(
     img1: &Tensor<I1>,
     img2: &Tensor<I2>,
     mask: &Tensor<F>,
-    fetched: &mut Array<F>,
+    fetched: &mut Fetched<F, I1, I2>,
     at: &WalkPixel,
     first: usize,
     args: &ForwardArgs,
@@ -251,16 +269,16 @@ fn fetch_chunk<F: Float, I1: Numeric, I2: Numeric>(
     }
 }
 
-/// Reads input row `t` of the walk at the unit's column into `fetched[FETCHED · at_slot..]`:
-/// x, y and the mask (one without a window mask). Outside the image both images are zero and
-/// the mask one (zero padding counts as data).
+/// Reads input row `t` of the walk at the unit's column into slot `at_slot` of `fetched`: x, y
+/// and, under a window mask, the mask. Outside the image both images are zero and the mask one
+/// (zero padding counts as data).
 #[cube]
 #[allow(clippy::too_many_arguments)]
 fn fetch_pixel<F: Float, I1: Numeric, I2: Numeric>(
     img1: &Tensor<I1>,
     img2: &Tensor<I2>,
     mask: &Tensor<F>,
-    fetched: &mut Array<F>,
+    fetched: &mut Fetched<F, I1, I2>,
     #[comptime] at_slot: usize,
     at: &WalkPixel,
     t: usize,
@@ -270,8 +288,8 @@ fn fetch_pixel<F: Float, I1: Numeric, I2: Numeric>(
 ) {
     let radius = comptime![config.radius];
     let row_r = at.row_r + t;
-    let mut a = F::new(0.0);
-    let mut b = F::new(0.0);
+    let mut a = I1::from_int(0);
+    let mut b = I2::from_int(0);
     let mut m = F::new(1.0);
     if at.col_r >= radius
         && at.col_r < args.width + radius
@@ -288,34 +306,34 @@ fn fetch_pixel<F: Float, I1: Numeric, I2: Numeric>(
             strides,
             comptime![config.input_layout],
         );
-        a = load_input::<F, I1>(img1, index.img1, InputEncoding::Float);
-        b = load_input::<F, I2>(img2, index.img2, comptime![config.img2_encoding]);
+        a = img1[index.img1];
+        b = img2[index.img2];
         if comptime![config.window_mask] {
             m = mask[at.mask_base + offset];
         }
     }
-    let base = comptime![at_slot * FETCHED];
-    fetched[base] = a;
-    fetched[base + 1] = b;
-    fetched[base + 2] = m;
+    fetched.a[at_slot] = a;
+    fetched.b[at_slot] = b;
+    if comptime![config.window_mask] {
+        fetched.m[at_slot] = m;
+    }
 }
 
-/// Puts the statistics' terms of the pixel in `fetched[FETCHED · at_slot..]` into ring slot
+/// Puts the statistics' terms of the pixel in slot `at_slot` of `fetched` into ring slot
 /// `ring_slot`: x, y, x², y², xy, or under a window mask m, m·x, m·y, m·x², m·y², m·xy.
 #[cube]
-fn push_values<F: Float>(
-    fetched: &Array<F>,
+fn push_values<F: Float, I1: Numeric, I2: Numeric>(
+    fetched: &Fetched<F, I1, I2>,
     #[comptime] at_slot: usize,
     ring: &mut Array<F>,
     #[comptime] ring_slot: usize,
     #[comptime] config: ForwardConfig,
 ) {
-    let from = comptime![at_slot * FETCHED];
-    let a = fetched[from];
-    let b = fetched[from + 1];
+    let a = decode_input::<F, I1>(fetched.a[at_slot], InputEncoding::Float);
+    let b = decode_input::<F, I2>(fetched.b[at_slot], comptime![config.img2_encoding]);
     let base = comptime![ring_slot * config.stats()];
     if comptime![config.window_mask] {
-        let m = fetched[from + 2];
+        let m = fetched.m[at_slot];
         let ma = m * a;
         let mb = m * b;
         ring[base] = m;

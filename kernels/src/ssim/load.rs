@@ -21,7 +21,15 @@ pub fn load_input<F: Float, I: Numeric>(
     index: usize,
     #[comptime] encoding: InputEncoding,
 ) -> F {
-    let value = F::cast_from(tensor[index]);
+    decode_input::<F, I>(tensor[index], encoding)
+}
+
+/// A stored input element as `F` (see [`load_input`]). A kernel that reads ahead keeps the
+/// stored element and decodes it where it uses the value: a conversion right after the load
+/// would wait for the load there.
+#[cube]
+pub fn decode_input<F: Float, I: Numeric>(stored: I, #[comptime] encoding: InputEncoding) -> F {
+    let value = F::cast_from(stored);
     if comptime![encoding == InputEncoding::Unorm8] {
         value / F::new(255.0)
     } else {
