@@ -128,7 +128,8 @@ macro_rules! export {
         [$($arg:ident: $kind:ident $(($element:ident, $vector:expr))?),* $(,)?];
         $($comptime:expr),* $(,)?) => {{
         let workgroup: [u32; 3] = $workgroup;
-        let args = vec![$($crate::viewer::export::describe!($arg $kind $(($element, $vector))?)),*];
+        let args: Vec<$crate::viewer::export::KernelArg> =
+            [$($crate::viewer::export::describe!($arg $kind $(($element, $vector))?)),*].concat();
         let kernel = <$kernel>::new(
             $common.settings(workgroup),
             $common.properties.clone(),
@@ -140,21 +141,38 @@ macro_rules! export {
     }};
 }
 
-/// The page's description of one argument of [`export!`].
+/// The page's description of one argument of [`export!`]: a tensor, a launch struct's fields in
+/// order, or a scalar.
 macro_rules! describe {
     ($arg:ident T($element:ident, $vector:expr)) => {
-        $crate::viewer::export::tensor(stringify!($arg), stringify!($element), $vector)
+        vec![$crate::viewer::export::tensor(
+            stringify!($arg),
+            stringify!($element),
+            $vector,
+        )]
+    };
+    ($arg:ident PixelGrid) => {
+        burn_sad_kernels::sad::PixelGrid::FIELDS
+            .iter()
+            .map(|&(name, kind)| $crate::viewer::export::scalar(name, kind))
+            .collect::<Vec<_>>()
     };
     ($arg:ident $kind:ident) => {
-        $crate::viewer::export::scalar(stringify!($arg), stringify!($kind))
+        vec![$crate::viewer::export::scalar(
+            stringify!($arg),
+            stringify!($kind),
+        )]
     };
 }
 
-/// The constructor's compilation argument for one argument of [`export!`]: a tensor's, or a
-/// scalar's (none).
+/// The constructor's compilation argument for one argument of [`export!`]: a tensor's, a launch
+/// struct's, or a scalar's (none).
 macro_rules! compilation_arg {
     (T) => {
         $crate::viewer::export::t()
+    };
+    (PixelGrid) => {
+        burn_sad_kernels::sad::PixelGrid::compilation_arg()
     };
     ($kind:ident) => {
         ()

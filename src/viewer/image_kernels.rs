@@ -15,12 +15,10 @@ pub(super) fn image_kernels(c: &Common) -> Result<Vec<ExportedKernel>, ViewerErr
     let line = [LINE_CUBE, 1, 1];
     let mut kernels = Vec::new();
     kernels.push(export!(c, "render", tile_2d, RenderKernel;
-        [records: T(u32, VECTOR), candidates: T(i32, VECTOR), image: T(f32, 1), width: usize,
-         height: usize, cand_w: usize, cand_h: usize, site_count: usize, inv_scale_sq: f32];
+        [records: T(u32, VECTOR), candidates: T(i32, VECTOR), image: T(f32, 1), grid: PixelGrid];
         VECTOR, F32)?);
     kernels.push(export!(c, "winners", tile_2d, WinnerKernel;
-        [records: T(u32, VECTOR), candidates: T(i32, VECTOR), winners: T(i32, 1), width: usize,
-         height: usize, cand_w: usize, cand_h: usize, site_count: usize, inv_scale_sq: f32];
+        [records: T(u32, VECTOR), candidates: T(i32, VECTOR), winners: T(i32, 1), grid: PixelGrid];
         VECTOR, F32)?);
     for (name, colours) in [
         ("colours_cells", ViewColours::Cells),

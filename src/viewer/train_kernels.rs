@@ -75,8 +75,7 @@ pub(super) fn train_kernels(c: &Common) -> Result<Vec<ExportedKernel>, ViewerErr
     };
     kernels.push(export!(c, "backward", tile_2d, RenderBackwardKernel;
         [records: T(u32, VECTOR), candidates: T(i32, VECTOR), grad_image: T(f32, 1),
-         grads: T(f32, 1), width: usize, height: usize, cand_w: usize, cand_h: usize,
-         site_count: usize, inv_scale_sq: f32];
+         grads: T(f32, 1), grid: PixelGrid];
         VECTOR, squared_error, TableSums::Fixed, PlaneSums::Off, 0u32, false, F32)?);
     for (name, kind) in [
         ("statistics_densify", StatisticsKind::Densify),
@@ -84,8 +83,7 @@ pub(super) fn train_kernels(c: &Common) -> Result<Vec<ExportedKernel>, ViewerErr
     ] {
         kernels.push(export!(c, name, tile_2d, SiteStatisticsKernel;
             [records: T(u32, VECTOR), candidates: T(i32, VECTOR), target: T(f32, 1),
-             stats: T(f32, 1), width: usize, height: usize, cand_w: usize, cand_h: usize,
-             site_count: usize, inv_scale_sq: f32];
+             stats: T(f32, 1), grid: PixelGrid];
             VECTOR, kind, TableSums::Bits, F32)?);
     }
     for (name, source) in [

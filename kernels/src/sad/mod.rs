@@ -28,6 +28,8 @@ mod candidates;
 #[allow(missing_docs)] // CubeCL-generated launch items: see the crate root.
 mod clock;
 #[allow(missing_docs)] // CubeCL-generated launch items: see the crate root.
+mod grid;
+#[allow(missing_docs)] // CubeCL-generated launch items: see the crate root.
 mod half;
 mod layout;
 mod lists;
@@ -65,6 +67,7 @@ pub use clock::{
     CLOCK_COLUMNS, CLOCK_CORRECTION1, CLOCK_CORRECTION2, CLOCK_LAMBDA, advance_clock_kernel,
     clock_value, copy_state_kernel,
 };
+pub use grid::{PixelGrid, PixelGridCompilationArg, PixelGridLaunch};
 pub use half::{f16_bits, f16_value};
 pub use layout::{
     CELL_TILE, COLOR, DIRECTION, EMPTY, K, LOG_ANISO, LOG_TAU, POSITION, RADIUS, SITE_PARAMS, TILE,

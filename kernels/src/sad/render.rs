@@ -2,6 +2,8 @@
 
 use cubecl::prelude::*;
 
+use super::grid::PixelGrid;
+
 use super::blend::blend_weights;
 use super::layout::K;
 use super::record::read_colour;
@@ -31,38 +33,32 @@ pub fn cell_of_pixel(
 ///
 /// Launch with `(TILE, TILE)` cubes over the image.
 #[cube(launch, launch_unchecked)]
-#[allow(clippy::too_many_arguments)]
 pub fn render_kernel<F: Float, N: Size>(
     records: &Tensor<Vector<u32, N>>,
     candidates: &Tensor<Vector<i32, N>>,
     image: &mut Tensor<F>,
-    width: usize,
-    height: usize,
-    cand_w: usize,
-    cand_h: usize,
-    site_count: usize,
-    inv_scale_sq: f32,
+    grid: PixelGrid,
     #[define(F)] _dtype: ElemType,
 ) {
     let x = CUBE_POS_X as usize * CUBE_DIM_X as usize + UNIT_POS_X as usize;
     let y = CUBE_POS_Y as usize * CUBE_DIM_Y as usize + UNIT_POS_Y as usize;
-    if x >= width || y >= height {
+    if x >= grid.width || y >= grid.height {
         terminate!();
     }
-    let cell = cell_of_pixel(x, y, width, height, cand_w, cand_h);
+    let cell = cell_of_pixel(x, y, grid.width, grid.height, grid.cand_w, grid.cand_h);
 
     let blend = blend_weights::<F, N>(
         records,
         candidates,
         cell,
-        site_count,
+        grid.site_count,
         F::cast_from(x),
         F::cast_from(y),
-        F::cast_from(inv_scale_sq),
+        F::cast_from(grid.inv_scale_sq),
         false,
     );
-    let plane = height * width;
-    let pixel = y * width + x;
+    let plane = grid.height * grid.width;
+    let pixel = y * grid.width + x;
     let mut r = F::new(0.0);
     let mut g = F::new(0.0);
     let mut b = F::new(0.0);

@@ -3,6 +3,8 @@
 
 use cubecl::prelude::*;
 
+use super::grid::PixelGrid;
+
 use super::blend::{blend_weights, blended_colour, slot_score, slot_weight};
 use super::layout::{COLOR, DIRECTION, K, LOG_ANISO, LOG_TAU, POSITION, RADIUS, SITE_PARAMS};
 use super::lists::cell_ids;
@@ -69,18 +71,12 @@ impl BackwardOutputs {
 ///
 /// Launch with `(TILE, TILE)` cubes over the image.
 #[cube(launch, launch_unchecked)]
-#[allow(clippy::too_many_arguments)]
 pub fn render_backward_kernel<F: Float, N: Size>(
     records: &Tensor<Vector<u32, N>>,
     candidates: &Tensor<Vector<i32, N>>,
     grad_image: &Tensor<F>,
     grads: &mut Tensor<Atomic<F>>,
-    width: usize,
-    height: usize,
-    cand_w: usize,
-    cand_h: usize,
-    site_count: usize,
-    inv_scale_sq: f32,
+    grid: PixelGrid,
     #[comptime] outputs: BackwardOutputs,
     #[comptime] sums: TableSums,
     #[comptime] plane_sums: PlaneSums,
@@ -93,28 +89,28 @@ pub fn render_backward_kernel<F: Float, N: Size>(
 
     let x = CUBE_POS_X as usize * CUBE_DIM_X as usize + UNIT_POS_X as usize;
     let y = CUBE_POS_Y as usize * CUBE_DIM_Y as usize + UNIT_POS_Y as usize;
-    let inside = x < width && y < height;
+    let inside = x < grid.width && y < grid.height;
     // Units past the image's edge blend an edge pixel and contribute nothing, so that every
     // unit takes part in the plane operations below.
-    let px = usize::min(x, width - 1);
-    let py = usize::min(y, height - 1);
-    let cell = cell_of_pixel(px, py, width, height, cand_w, cand_h);
+    let px = usize::min(x, grid.width - 1);
+    let py = usize::min(y, grid.height - 1);
+    let cell = cell_of_pixel(px, py, grid.width, grid.height, grid.cand_w, grid.cand_h);
     let qx = F::cast_from(px);
     let qy = F::cast_from(py);
-    let inv_scale_sq = F::cast_from(inv_scale_sq);
+    let inv_scale_sq = F::cast_from(grid.inv_scale_sq);
     // The forward blend, as the reference's gradient pass computes it.
     let blend = blend_weights::<F, N>(
         records,
         candidates,
         cell,
-        site_count,
+        grid.site_count,
         qx,
         qy,
         inv_scale_sq,
         true,
     );
-    let plane = height * width;
-    let pixel = py * width + px;
+    let plane = grid.height * grid.width;
+    let pixel = py * grid.width + px;
     // A target pixel with a negative red value lies outside the fit's mask: no loss there.
     let in_mask = !comptime![outputs.from_target] || grad_image[pixel] >= F::new(0.0);
     let active = inside && blend.any && in_mask;
@@ -151,7 +147,7 @@ pub fn render_backward_kernel<F: Float, N: Size>(
         let copies = step.copies;
         previous = step.id;
         let id = step.id;
-        let record = read_site::<N>(records, id, site_count, RECORD_WORDS);
+        let record = read_site::<N>(records, id, grid.site_count, RECORD_WORDS);
         let live = active && record.live;
         let site = if live { id as usize } else { 0usize };
         let mut contribution = Array::<F>::new(columns);

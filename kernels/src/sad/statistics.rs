@@ -2,6 +2,8 @@
 
 use cubecl::prelude::*;
 
+use super::grid::PixelGrid;
+
 use super::blend::{blend_weights, blended_colour};
 use super::layout::K;
 use super::lists::cell_ids;
@@ -45,18 +47,12 @@ impl StatisticsKind {
 ///
 /// Launch with `(TILE, TILE)` cubes over the image.
 #[cube(launch, launch_unchecked)]
-#[allow(clippy::too_many_arguments)]
 pub fn site_statistics_kernel<F: Float, N: Size>(
     records: &Tensor<Vector<u32, N>>,
     candidates: &Tensor<Vector<i32, N>>,
     target: &Tensor<F>,
     stats: &mut Tensor<Atomic<F>>,
-    width: usize,
-    height: usize,
-    cand_w: usize,
-    cand_h: usize,
-    site_count: usize,
-    inv_scale_sq: f32,
+    grid: PixelGrid,
     #[comptime] kind: StatisticsKind,
     #[comptime] sums: TableSums,
     #[define(F)] _dtype: ElemType,
@@ -66,22 +62,22 @@ pub fn site_statistics_kernel<F: Float, N: Size>(
 
     let x = CUBE_POS_X as usize * CUBE_DIM_X as usize + UNIT_POS_X as usize;
     let y = CUBE_POS_Y as usize * CUBE_DIM_Y as usize + UNIT_POS_Y as usize;
-    if x < width && y < height {
-        let cell = cell_of_pixel(x, y, width, height, cand_w, cand_h);
+    if x < grid.width && y < grid.height {
+        let cell = cell_of_pixel(x, y, grid.width, grid.height, grid.cand_w, grid.cand_h);
         let qx = F::cast_from(x);
         let qy = F::cast_from(y);
         let blend = blend_weights::<F, N>(
             records,
             candidates,
             cell,
-            site_count,
+            grid.site_count,
             qx,
             qy,
-            F::cast_from(inv_scale_sq),
+            F::cast_from(grid.inv_scale_sq),
             true,
         );
-        let plane = height * width;
-        let pixel = y * width + x;
+        let plane = grid.height * grid.width;
+        let pixel = y * grid.width + x;
         // A target pixel with a negative red value lies outside the fit's mask.
         if blend.any && target[pixel] >= F::new(0.0) {
             let mut pred = Array::<F>::new(3usize);

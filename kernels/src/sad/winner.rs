@@ -3,6 +3,8 @@
 
 use cubecl::prelude::*;
 
+use super::grid::PixelGrid;
+
 use super::blend::blend_weights;
 use super::layout::{EMPTY, K};
 use super::render::cell_of_pixel;
@@ -14,33 +16,27 @@ use super::render::cell_of_pixel;
 ///
 /// Launch with `(TILE, TILE)` cubes over the image.
 #[cube(launch, launch_unchecked)]
-#[allow(clippy::too_many_arguments)]
 pub fn winner_kernel<F: Float, N: Size>(
     records: &Tensor<Vector<u32, N>>,
     candidates: &Tensor<Vector<i32, N>>,
     winners: &mut Tensor<i32>,
-    width: usize,
-    height: usize,
-    cand_w: usize,
-    cand_h: usize,
-    site_count: usize,
-    inv_scale_sq: f32,
+    grid: PixelGrid,
     #[define(F)] _dtype: ElemType,
 ) {
     let x = CUBE_POS_X as usize * CUBE_DIM_X as usize + UNIT_POS_X as usize;
     let y = CUBE_POS_Y as usize * CUBE_DIM_Y as usize + UNIT_POS_Y as usize;
-    if x >= width || y >= height {
+    if x >= grid.width || y >= grid.height {
         terminate!();
     }
-    let cell = cell_of_pixel(x, y, width, height, cand_w, cand_h);
+    let cell = cell_of_pixel(x, y, grid.width, grid.height, grid.cand_w, grid.cand_h);
     let blend = blend_weights::<F, N>(
         records,
         candidates,
         cell,
-        site_count,
+        grid.site_count,
         F::cast_from(x),
         F::cast_from(y),
-        F::cast_from(inv_scale_sq),
+        F::cast_from(grid.inv_scale_sq),
         false,
     );
     let mut winner = 0i32;
@@ -54,5 +50,5 @@ pub fn winner_kernel<F: Float, N: Size>(
             found = true;
         }
     }
-    winners[y * width + x] = if found { winner } else { EMPTY };
+    winners[y * grid.width + x] = if found { winner } else { EMPTY };
 }

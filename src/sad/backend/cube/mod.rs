@@ -19,7 +19,8 @@ use burn::backend::{TensorMetadata, ops::IntTensorOps};
 use burn::tensor::{DType, IntDType, Shape};
 use burn_cubecl::{CubeBackend, kernel::into_contiguous, tensor::CubeTensor};
 use burn_sad_kernels::sad::{
-    AdamStep, BackwardOutputs, K, RECORD_WORDS, SITE_PARAMS, StatisticsKind, TILE, ViewColours,
+    AdamStep, BackwardOutputs, K, PixelGrid, PixelGridLaunch, RECORD_WORDS, SITE_PARAMS,
+    StatisticsKind, TILE, ViewColours,
 };
 use cubecl::{CubeCount, CubeDim};
 
@@ -62,6 +63,19 @@ fn cell_grid(geometry: RenderGeometry) -> (CubeCount, CubeDim) {
         ),
         CubeDim::new_2d(CELL_TILE, CELL_TILE),
     )
+}
+
+/// The per-pixel kernels' [`PixelGrid`] of `geometry` over the site records or sites `sites`.
+fn pixel_grid(geometry: RenderGeometry, sites: &CubeTensor) -> PixelGridLaunch {
+    PixelGrid {
+        width: geometry.width,
+        height: geometry.height,
+        cand_w: geometry.cand_w(),
+        cand_h: geometry.cand_h(),
+        site_count: capacity(sites),
+        inv_scale_sq: geometry.inv_scale_sq(),
+    }
+    .launch_arg()
 }
 
 fn site_grid(sites: usize) -> (CubeCount, CubeDim) {

@@ -8,8 +8,8 @@ use burn_sad_kernels::sad::{
 };
 
 use super::{
-    candidates, capacity, empty_f32, empty_i32, expect_sites_and_lists, full_plane_masks, ids,
-    image_grid, image_grid_cubes, occupancy, plane_sums, table_sums,
+    candidates, empty_f32, empty_i32, expect_sites_and_lists, full_plane_masks, ids, image_grid,
+    image_grid_cubes, occupancy, pixel_grid, plane_sums, table_sums,
 };
 use crate::launch::{expect_dims, launch_kernel};
 use crate::sad::{BackwardStrategy, RenderGeometry};
@@ -32,12 +32,7 @@ pub(super) fn render_records(
         records.clone().into_tensor_arg(),
         candidates.into_tensor_arg(),
         image.clone().into_tensor_arg(),
-        geometry.width,
-        geometry.height,
-        geometry.cand_w(),
-        geometry.cand_h(),
-        capacity(&records),
-        geometry.inv_scale_sq(),
+        pixel_grid(geometry, &records),
         dtype_to_storage_type(DType::F32),
     ));
     image
@@ -60,12 +55,7 @@ pub(super) fn winners(
         records.clone().into_tensor_arg(),
         candidates.into_tensor_arg(),
         winners.clone().into_tensor_arg(),
-        geometry.width,
-        geometry.height,
-        geometry.cand_w(),
-        geometry.cand_h(),
-        capacity(&records),
-        geometry.inv_scale_sq(),
+        pixel_grid(geometry, &records),
         dtype_to_storage_type(DType::F32),
     ));
     winners
@@ -105,12 +95,7 @@ pub(super) fn backward(
         candidates.into_tensor_arg(),
         image.into_tensor_arg(),
         grads.clone().into_tensor_arg(),
-        geometry.width,
-        geometry.height,
-        geometry.cand_w(),
-        geometry.cand_h(),
-        capacity(&sites),
-        geometry.inv_scale_sq(),
+        pixel_grid(geometry, &sites),
         outputs,
         table_sums(&sites, outputs.from_target),
         plane_sums,

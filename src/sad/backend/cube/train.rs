@@ -12,7 +12,8 @@ use burn_sad_kernels::sad::{
 use super::candidates::{record_vector_size, site_records_and_zeros};
 use super::clock::Clock;
 use super::{
-    capacity, empty_f32, empty_i32, expect_sites_and_lists, ids, image_grid, site_grid, table_sums,
+    capacity, empty_f32, empty_i32, expect_sites_and_lists, ids, image_grid, pixel_grid, site_grid,
+    table_sums,
 };
 use crate::launch::{expect_dims, launch_kernel};
 use crate::sad::RenderGeometry;
@@ -46,12 +47,7 @@ pub(super) fn site_statistics(
         candidates.into_tensor_arg(),
         target.into_tensor_arg(),
         stats.clone().into_tensor_arg(),
-        geometry.width,
-        geometry.height,
-        geometry.cand_w(),
-        geometry.cand_h(),
-        capacity(&sites),
-        geometry.inv_scale_sq(),
+        pixel_grid(geometry, &sites),
         kind,
         table_sums(&sites, false),
         dtype_to_storage_type(sites.dtype),
