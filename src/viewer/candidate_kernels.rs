@@ -2,13 +2,13 @@
 //! ranking records, steps) and the propagation pass.
 
 use burn_sad_kernels::sad::{
-    PACK_CUBE, candidate_pass_kernel::CandidatePassKernel,
+    CELL_TILE, PACK_CUBE, candidate_pass_kernel::CandidatePassKernel,
     exact_ranking_kernel::ExactRankingKernel, jfa_flood_kernel::JfaFloodKernel,
     pack_sites_kernel::PackSitesKernel, seed_candidates_kernel::SeedCandidatesKernel,
 };
 
 use super::ViewerError;
-use super::export::{CELL_TILE, Common, ExportedKernel, F32, LINE_CUBE, VECTOR, export};
+use super::export::{Common, ExportedKernel, F32, LINE_CUBE, VECTOR, export};
 
 /// The candidate build's kernels, as `sad render` launches them.
 pub(super) fn candidate_kernels(c: &Common) -> Result<Vec<ExportedKernel>, ViewerError> {

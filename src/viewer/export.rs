@@ -13,8 +13,6 @@ use serde::Serialize;
 use super::ViewerError;
 use super::wgsl_fixups::for_browsers;
 
-/// Units per side of the per-cell candidate kernels' cubes (as the library launches them).
-pub(super) const CELL_TILE: u32 = burn_sad_kernels::sad::CELL_TILE as u32;
 /// Units of the per-site and per-pixel 1D kernels' cubes.
 pub(super) const LINE_CUBE: u32 = 256;
 /// Words per load of the site records and the candidate lists: 16-byte vectors.
@@ -141,6 +139,14 @@ macro_rules! export {
     }};
 }
 
+/// A launch struct's fields (name, scalar type) as the scalars they take the places of.
+pub(super) fn fields(fields: &[(&'static str, &'static str)]) -> Vec<KernelArg> {
+    fields
+        .iter()
+        .map(|&(name, kind)| scalar(name, kind))
+        .collect()
+}
+
 /// The page's description of one argument of [`export!`]: a tensor, a launch struct's fields in
 /// order, or a scalar.
 macro_rules! describe {
@@ -152,10 +158,13 @@ macro_rules! describe {
         )]
     };
     ($arg:ident PixelGrid) => {
-        burn_sad_kernels::sad::PixelGrid::FIELDS
-            .iter()
-            .map(|&(name, kind)| $crate::viewer::export::scalar(name, kind))
-            .collect::<Vec<_>>()
+        $crate::viewer::export::fields(&burn_sad_kernels::sad::PixelGrid::FIELDS)
+    };
+    ($arg:ident AdamStep) => {
+        $crate::viewer::export::fields(&burn_sad_kernels::sad::AdamStep::FIELDS)
+    };
+    ($arg:ident TauNeighbours) => {
+        $crate::viewer::export::fields(&burn_sad_kernels::sad::TauNeighbours::FIELDS)
     };
     ($arg:ident $kind:ident) => {
         vec![$crate::viewer::export::scalar(
@@ -173,6 +182,12 @@ macro_rules! compilation_arg {
     };
     (PixelGrid) => {
         burn_sad_kernels::sad::PixelGrid::compilation_arg()
+    };
+    (AdamStep) => {
+        burn_sad_kernels::sad::AdamStep::compilation_arg()
+    };
+    (TauNeighbours) => {
+        burn_sad_kernels::sad::TauNeighbours::compilation_arg()
     };
     ($kind:ident) => {
         ()

@@ -3,52 +3,18 @@
 //! backward (no plane sums, fixed-point table sums), the per-site statistics, the tau diffusion
 //! passes, Adam with the last pass inside, and the prune's radix select.
 
-use burn_sad_kernels::sad::AdamStepCompilationArg;
 use burn_sad_kernels::sad::{
-    ADAM_CUBE, BackwardOutputs, DENSIFY_STATS, NeighbourSource, PACK_CUBE, PlaneSums, RADIX_BINS,
-    SITE_PARAMS, StatisticsKind, TILE, TableSums, TauNeighboursCompilationArg,
-    adam_kernel::AdamKernel, init_candidates_kernel::InitCandidatesKernel,
-    pack_sites_kernel::PackSitesKernel, prune_choose_kernel::PruneChooseKernel,
-    prune_histogram_kernel::PruneHistogramKernel, prune_mark_kernel::PruneMarkKernel,
-    prune_start_kernel::PruneStartKernel, render_backward_kernel::RenderBackwardKernel,
-    site_statistics_kernel::SiteStatisticsKernel, tau_diffusion_kernel::TauDiffusionKernel,
+    ADAM_CUBE, BackwardOutputs, CELL_TILE, DENSIFY_STATS, NeighbourSource, PACK_CUBE, PlaneSums,
+    RADIX_BINS, SITE_PARAMS, StatisticsKind, TILE, TableSums, adam_kernel::AdamKernel,
+    init_candidates_kernel::InitCandidatesKernel, pack_sites_kernel::PackSitesKernel,
+    prune_choose_kernel::PruneChooseKernel, prune_histogram_kernel::PruneHistogramKernel,
+    prune_mark_kernel::PruneMarkKernel, prune_start_kernel::PruneStartKernel,
+    render_backward_kernel::RenderBackwardKernel, site_statistics_kernel::SiteStatisticsKernel,
+    tau_diffusion_kernel::TauDiffusionKernel,
 };
 
 use super::ViewerError;
-use super::export::{
-    CELL_TILE, Common, ExportedKernel, F32, KernelArg, LINE_CUBE, VECTOR, compile, export, scalar,
-    t, tensor,
-};
-
-/// `TauNeighbours`' compilation argument: every field is a runtime scalar.
-fn neighbours_arg() -> TauNeighboursCompilationArg {
-    TauNeighboursCompilationArg {
-        input_stride: (),
-        input_offset: (),
-        cand_w: (),
-        cand_h: (),
-        inv_downscale: (),
-        lambda: (),
-    }
-}
-
-/// The arguments that end the tau diffusion's and Adam's lists: the neighbour description
-/// (`TauNeighbours`, field by field, as a struct argument's fields take their places among the
-/// scalars), the site count and the clock's two tensors (bound but not read by an unclocked
-/// launch).
-fn diffusion_tail() -> [KernelArg; 9] {
-    [
-        scalar("input_stride", "usize"),
-        scalar("input_offset", "usize"),
-        scalar("cand_w", "usize"),
-        scalar("cand_h", "usize"),
-        scalar("inv_downscale", "f32"),
-        scalar("lambda", "f32"),
-        scalar("site_count", "usize"),
-        tensor("clock", "f32", 1),
-        tensor("tick", "u32", 1),
-    ]
-}
+use super::export::{Common, ExportedKernel, F32, LINE_CUBE, VECTOR, export};
 
 /// The training kernels, as `sad fit` launches them on a device without float atomics.
 pub(super) fn train_kernels(c: &Common) -> Result<Vec<ExportedKernel>, ViewerError> {
@@ -90,105 +56,20 @@ pub(super) fn train_kernels(c: &Common) -> Result<Vec<ExportedKernel>, ViewerErr
         ("tau_find", NeighbourSource::Find),
         ("tau_list", NeighbourSource::List),
     ] {
-        let mut args = vec![
-            tensor("sites", "f32", 1),
-            tensor("candidates", "i32", 1),
-            tensor("kept", "i32", 1),
-            tensor("list", "i32", 1),
-            tensor("raw", "f32", 1),
-            scalar("raw_stride", "usize"),
-            scalar("raw_offset", "usize"),
-            tensor("input", "f32", 1),
-            tensor("output", "f32", 1),
-        ];
-        args.extend(diffusion_tail());
-        let kernel = TauDiffusionKernel::new(
-            c.settings(line),
-            c.properties.clone(),
-            c.target.clone(),
-            t(),
-            t(),
-            t(),
-            t(),
-            t(),
-            (),
-            (),
-            t(),
-            t(),
-            neighbours_arg(),
-            (),
-            t(),
-            t(),
-            source,
-            false,
-        );
-        kernels.push(compile(name, line, args, kernel)?);
+        kernels.push(export!(c, name, line, TauDiffusionKernel;
+            [sites: T(f32, 1), candidates: T(i32, 1), kept: T(i32, 1), list: T(i32, 1),
+             raw: T(f32, 1), raw_stride: usize, raw_offset: usize, input: T(f32, 1),
+             output: T(f32, 1), neighbours: TauNeighbours, site_count: usize, clock: T(f32, 1),
+             tick: T(u32, 1)];
+            source, false)?);
     }
-    let mut args = vec![
-        tensor("sites", "f32", 1),
-        tensor("grads", "f32", 1),
-        tensor("tau", "f32", 1),
-        tensor("list", "i32", 1),
-        tensor("state", "f32", 1),
-        tensor("out_sites", "f32", 1),
-        tensor("out_state", "f32", 1),
-    ];
-    args.extend(
-        [
-            "lr_position",
-            "lr_log_tau",
-            "lr_radius",
-            "lr_color",
-            "lr_direction",
-            "lr_log_aniso",
-            "beta1",
-            "beta2",
-            "eps",
-            "correction1",
-            "correction2",
-            "grad_scale",
-            "max_x",
-            "max_y",
-        ]
-        .map(|name| scalar(name, "f32")),
-    );
-    args.extend(diffusion_tail());
     let adam_cube = [ADAM_CUBE as u32, 1, 1];
-    let kernel = AdamKernel::new(
-        c.settings(adam_cube),
-        c.properties.clone(),
-        c.target.clone(),
-        t(),
-        t(),
-        t(),
-        t(),
-        t(),
-        t(),
-        t(),
-        AdamStepCompilationArg {
-            lr_position: (),
-            lr_log_tau: (),
-            lr_radius: (),
-            lr_color: (),
-            lr_direction: (),
-            lr_log_aniso: (),
-            beta1: (),
-            beta2: (),
-            eps: (),
-            correction1: (),
-            correction2: (),
-            grad_scale: (),
-            max_x: (),
-            max_y: (),
-        },
-        neighbours_arg(),
-        (),
-        t(),
-        t(),
-        false,
-        false,
-    );
-    kernels.push(compile("adam", adam_cube, args, kernel)?);
+    // Unclocked: the clock's tensors are bound but not read.
+    kernels.push(export!(c, "adam", adam_cube, AdamKernel;
+        [sites: T(f32, 1), grads: T(f32, 1), tau: T(f32, 1), list: T(i32, 1), state: T(f32, 1),
+         out_sites: T(f32, 1), out_state: T(f32, 1), step: AdamStep, neighbours: TauNeighbours,
+         site_count: usize, clock: T(f32, 1), tick: T(u32, 1)];
+        false, false)?);
     let one_cube = [RADIX_BINS as u32, 1, 1];
     kernels.push(export!(c, "prune_start", one_cube, PruneStartKernel;
         [state: T(u32, 1), histogram: T(u32, 1), count: u32];)?);

@@ -60,6 +60,67 @@ pub struct AdamStep {
     pub max_y: f32,
 }
 
+impl AdamStep {
+    /// The fields in order, with the scalar type a host binds each as: how the viewer's export
+    /// lists this argument.
+    pub const FIELDS: [(&'static str, &'static str); 14] = [
+        ("lr_position", "f32"),
+        ("lr_log_tau", "f32"),
+        ("lr_radius", "f32"),
+        ("lr_color", "f32"),
+        ("lr_direction", "f32"),
+        ("lr_log_aniso", "f32"),
+        ("beta1", "f32"),
+        ("beta2", "f32"),
+        ("eps", "f32"),
+        ("correction1", "f32"),
+        ("correction2", "f32"),
+        ("grad_scale", "f32"),
+        ("max_x", "f32"),
+        ("max_y", "f32"),
+    ];
+
+    /// The argument of a launch.
+    pub fn launch_arg(&self) -> AdamStepLaunch {
+        AdamStepLaunch::new(
+            self.lr_position,
+            self.lr_log_tau,
+            self.lr_radius,
+            self.lr_color,
+            self.lr_direction,
+            self.lr_log_aniso,
+            self.beta1,
+            self.beta2,
+            self.eps,
+            self.correction1,
+            self.correction2,
+            self.grad_scale,
+            self.max_x,
+            self.max_y,
+        )
+    }
+
+    /// The argument of a kernel's compilation (its scalars compile to no value).
+    pub fn compilation_arg() -> AdamStepCompilationArg {
+        AdamStepCompilationArg {
+            lr_position: (),
+            lr_log_tau: (),
+            lr_radius: (),
+            lr_color: (),
+            lr_direction: (),
+            lr_log_aniso: (),
+            beta1: (),
+            beta2: (),
+            eps: (),
+            correction1: (),
+            correction2: (),
+            grad_scale: (),
+            max_x: (),
+            max_y: (),
+        }
+    }
+}
+
 /// Sites one cube of [`adam_kernel()`] steps (its staging takes 152 bytes of shared memory per
 /// site, 9.5 KiB per cube: within WebGPU's 16 KiB).
 pub const ADAM_CUBE: usize = 64;

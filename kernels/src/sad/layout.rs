@@ -26,4 +26,4 @@ pub const TILE: usize = 16;
 
 /// Units per side of the square cubes of the per-cell candidate kernels (a unit a cell), as the
 /// library and the viewer's kernel export launch them.
-pub const CELL_TILE: usize = 16;
+pub const CELL_TILE: u32 = 16;

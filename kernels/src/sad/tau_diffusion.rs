@@ -142,6 +142,43 @@ pub struct TauNeighbours {
     pub lambda: f32,
 }
 
+impl TauNeighbours {
+    /// The fields in order, with the scalar type a host binds each as: how the viewer's export
+    /// lists this argument.
+    pub const FIELDS: [(&'static str, &'static str); 6] = [
+        ("input_stride", "usize"),
+        ("input_offset", "usize"),
+        ("cand_w", "usize"),
+        ("cand_h", "usize"),
+        ("inv_downscale", "f32"),
+        ("lambda", "f32"),
+    ];
+
+    /// The argument of a launch.
+    pub fn launch_arg(&self) -> TauNeighboursLaunch {
+        TauNeighboursLaunch::new(
+            self.input_stride,
+            self.input_offset,
+            self.cand_w,
+            self.cand_h,
+            self.inv_downscale,
+            self.lambda,
+        )
+    }
+
+    /// The argument of a kernel's compilation (its scalars compile to no value).
+    pub fn compilation_arg() -> TauNeighboursCompilationArg {
+        TauNeighboursCompilationArg {
+            input_stride: (),
+            input_offset: (),
+            cand_w: (),
+            cand_h: (),
+            inv_downscale: (),
+            lambda: (),
+        }
+    }
+}
+
 /// The Jacobi update of live `site` at (`px`, `py`) with raw value `own`: `(own + λ Σ_j
 /// input_j) / (1 + λ·n)` over the n distinct live sites j ≠ `site` of its home cell, with
 /// λ = `lambda` (a clocked launch's, not `neighbours.lambda`); `input`'s own value where λ ≤ 0.

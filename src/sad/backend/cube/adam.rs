@@ -4,13 +4,12 @@ use burn::backend::ops::IntTensorOps;
 use burn::tensor::{IntDType, Shape};
 use burn_cubecl::{CubeBackend, kernel::into_contiguous, tensor::CubeTensor};
 use burn_sad_kernels::sad::{
-    ADAM_CUBE, ADAM_STATE, AdamStep, AdamStepLaunch, K, LOG_TAU, SITE_PARAMS, TauNeighbours,
-    adam_kernel,
+    ADAM_CUBE, ADAM_STATE, AdamStep, K, LOG_TAU, SITE_PARAMS, TauNeighbours, adam_kernel,
 };
 use cubecl::{CubeCount, CubeDim};
 
 use super::clock::Clock;
-use super::train::{diffuse, neighbours_launch, tau_neighbours};
+use super::train::{diffuse, tau_neighbours};
 use super::{capacity, empty_f32, empty_i32};
 use crate::launch::{expect_dims, expect_len_at_least, expect_rows_of, launch_kernel};
 use crate::sad::RenderGeometry;
@@ -157,23 +156,8 @@ pub(super) fn launch_adam(
         state.into_tensor_arg(),
         out_sites.clone().into_tensor_arg(),
         out_state.clone().into_tensor_arg(),
-        AdamStepLaunch::new(
-            step.lr_position,
-            step.lr_log_tau,
-            step.lr_radius,
-            step.lr_color,
-            step.lr_direction,
-            step.lr_log_aniso,
-            step.beta1,
-            step.beta2,
-            step.eps,
-            step.correction1,
-            step.correction2,
-            step.grad_scale,
-            step.max_x,
-            step.max_y,
-        ),
-        neighbours_launch(neighbours),
+        step.launch_arg(),
+        neighbours.launch_arg(),
         sites_count,
         clock_table.into_tensor_arg(),
         tick.into_tensor_arg(),

@@ -19,7 +19,7 @@ use burn::backend::{TensorMetadata, ops::IntTensorOps};
 use burn::tensor::{DType, IntDType, Shape};
 use burn_cubecl::{CubeBackend, kernel::into_contiguous, tensor::CubeTensor};
 use burn_sad_kernels::sad::{
-    AdamStep, BackwardOutputs, K, PixelGrid, PixelGridLaunch, RECORD_WORDS, SITE_PARAMS,
+    AdamStep, BackwardOutputs, CELL_TILE, K, PixelGrid, PixelGridLaunch, RECORD_WORDS, SITE_PARAMS,
     StatisticsKind, TILE, ViewColours,
 };
 use cubecl::{CubeCount, CubeDim};
@@ -34,9 +34,6 @@ use crate::launch::{empty_contiguous, empty_f32, expect_dims, expect_rows_of};
 use crate::sad::{
     BackwardStrategy, PassConfig, RenderGeometry, SadBackend, SiteRecordKind, ViewTransform,
 };
-
-/// Units per side of the cubes of the per-cell candidate kernels.
-const CELL_TILE: u32 = burn_sad_kernels::sad::CELL_TILE as u32;
 
 fn image_grid(geometry: RenderGeometry) -> (CubeCount, CubeDim) {
     (

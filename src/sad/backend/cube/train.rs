@@ -5,7 +5,7 @@ use burn::backend::cubecl::dtype_to_storage_type;
 use burn::tensor::Shape;
 use burn_cubecl::{kernel::into_contiguous, tensor::CubeTensor};
 use burn_sad_kernels::sad::{
-    K, LOG_TAU, NeighbourSource, SITE_PARAMS, StatisticsKind, TauNeighbours, TauNeighboursLaunch,
+    K, LOG_TAU, NeighbourSource, SITE_PARAMS, StatisticsKind, TauNeighbours,
     site_statistics_kernel, tau_diffusion_kernel,
 };
 
@@ -136,7 +136,7 @@ pub(super) fn diffuse(
             LOG_TAU,
             current.into_tensor_arg(),
             next.clone().into_tensor_arg(),
-            neighbours_launch(tau_neighbours(geometry, stride, offset, lambda)),
+            tau_neighbours(geometry, stride, offset, lambda).launch_arg(),
             count_sites,
             clock_table.clone().into_tensor_arg(),
             tick.clone().into_tensor_arg(),
@@ -167,15 +167,4 @@ pub(super) fn tau_neighbours(
         inv_downscale: 1.0 / geometry.downscale.max(1) as f32,
         lambda,
     }
-}
-
-pub(super) fn neighbours_launch(neighbours: TauNeighbours) -> TauNeighboursLaunch {
-    TauNeighboursLaunch::new(
-        neighbours.input_stride,
-        neighbours.input_offset,
-        neighbours.cand_w,
-        neighbours.cand_h,
-        neighbours.inv_downscale,
-        neighbours.lambda,
-    )
 }
