@@ -214,7 +214,10 @@ def main():
               f"{' '.join(f'{w:.2f}' for w in ref_walls)}; ours "
               f"{' '.join(f'{w:.2f}' for w in our_walls)}", flush=True)
 
-    # Launch modes, each measured on fits and renders of the same command.
+    # Launch modes, each measured on fits and renders of the same command (not with --quick,
+    # whose one photo is none of theirs).
+    if any(name not in photos for name, _ in AB_RUNS):
+        return
     print("\n| variant | " + " | ".join(f"{n} {b} bpp loop s" for n, b in AB_RUNS)
           + " | " + " | ".join(f"{n} {b} bpp build ms" for n, b in AB_RUNS) + " |")
     print("|---|" + "---|" * (2 * len(AB_RUNS)), flush=True)
