@@ -4,6 +4,7 @@
 //! own choice.
 
 use burn_cubecl::tensor::CubeTensor;
+use cubecl::client::Client;
 use cubecl::ir::features::{AtomicUsage, Plane};
 use cubecl::ir::{DeviceProperties, ElemType, FloatKind, Type};
 
@@ -23,9 +24,6 @@ pub(crate) struct Capabilities {
     pub native_compiler: bool,
     /// The device adds f32 atomically in global memory (CubeCL's f32 atomic `Add`).
     pub float_atomic_add: bool,
-    /// The device adds f32 atomically in shared memory too: it adds f32 atomically and its
-    /// compiler is a native one ([`native_compiler`](Self::native_compiler)).
-    pub shared_float_atomic_add: bool,
     /// The device is compiled for through NVPTX (a CUDA device), where the patched cubecl-llvm's
     /// options (occupancy hint, full plane masks) apply.
     pub nvptx: bool,
@@ -34,9 +32,14 @@ pub(crate) struct Capabilities {
 impl Capabilities {
     /// The capabilities of `tensor`'s device.
     pub(crate) fn of(tensor: &CubeTensor) -> Self {
+        Self::new(&tensor.client, &tensor.device)
+    }
+
+    /// The capabilities of `device`, whose client is `client`.
+    pub(crate) fn new(client: &Client, device: &cubecl::Device) -> Self {
         Self::from_properties(
-            tensor.client.properties(),
-            matches!(tensor.device, cubecl::Device::Cuda(_)),
+            client.properties(),
+            matches!(device, cubecl::Device::Cuda(_)),
         )
     }
 
@@ -44,19 +47,31 @@ impl Capabilities {
     pub(crate) fn from_properties(properties: &DeviceProperties, nvptx: bool) -> Self {
         let plane = properties.features.plane;
         let hardware = &properties.hardware;
-        let native_compiler = plane.contains(Plane::NonUniformControlFlow);
-        let float_atomic_add = properties
-            .atomic_type_usage(Type::atomic(ElemType::Float(FloatKind::F32)))
-            .contains(AtomicUsage::Add);
         Self {
             plane_ops: plane.contains(Plane::Ops),
             plane_width: (hardware.plane_size_min == hardware.plane_size_max)
                 .then_some(hardware.plane_size_max),
-            native_compiler,
-            float_atomic_add,
-            shared_float_atomic_add: float_atomic_add && native_compiler,
+            native_compiler: Self::compiles_natively(properties),
+            float_atomic_add: properties
+                .atomic_type_usage(Type::atomic(ElemType::Float(FloatKind::F32)))
+                .contains(AtomicUsage::Add),
             nvptx,
         }
+    }
+
+    /// Whether CubeCL compiles for a device of `properties` natively (see
+    /// [`native_compiler`](Self::native_compiler)).
+    pub(crate) fn compiles_natively(properties: &DeviceProperties) -> bool {
+        properties
+            .features
+            .plane
+            .contains(Plane::NonUniformControlFlow)
+    }
+
+    /// The device adds f32 atomically in shared memory too: it adds f32 atomically and its
+    /// compiler is a native one ([`native_compiler`](Self::native_compiler)).
+    pub(crate) fn shared_float_atomic_add(&self) -> bool {
+        self.float_atomic_add && self.native_compiler
     }
 }
 
@@ -130,7 +145,7 @@ pub(crate) mod tests {
     fn each_device_gets_its_own_facts() {
         let gpu = Capabilities::from_properties(&properties(true), true);
         let cpu = Capabilities::from_properties(&properties(false), false);
-        assert!(gpu.plane_ops && gpu.native_compiler && gpu.shared_float_atomic_add && gpu.nvptx);
+        assert!(gpu.plane_ops && gpu.native_compiler && gpu.shared_float_atomic_add() && gpu.nvptx);
         assert_eq!(gpu.plane_width, Some(32));
         assert!(!cpu.plane_ops && !cpu.native_compiler && !cpu.float_atomic_add && !cpu.nvptx);
         assert_eq!(cpu.plane_width, None);

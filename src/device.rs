@@ -46,8 +46,7 @@ pub fn uses_fused_kernels(device: &Device) -> bool {
 pub fn has_plane_sums(device: &Device) -> bool {
     #[cfg(feature = "cube")]
     if let burn::backend::DispatchDevice::Cube(cube) = device.as_dispatch().clone().inner() {
-        let capabilities =
-            crate::capabilities::Capabilities::from_properties(cube.client().properties(), false);
+        let capabilities = crate::capabilities::Capabilities::new(&cube.client(), &cube);
         return crate::sad::plane_sums_possible(&capabilities);
     }
     let _ = device;

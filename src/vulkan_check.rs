@@ -15,7 +15,6 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use burn_sad_kernels::probe::{PROBE_UNITS, shared_memory_probe_kernel::SharedMemoryProbeKernel};
 use cubecl::client::Client;
-use cubecl::ir::features::Plane;
 use cubecl::ir::{AddressType, DeviceProperties};
 use cubecl::prelude::*;
 use cubecl::wgpu::vulkan::VkSpirvCompiler;
@@ -65,10 +64,7 @@ pub(crate) fn shared_memory_problem(client: &Client) -> Option<String> {
 /// WGSL, on an adapter the SPIR-V compiler does not take, is not.
 fn compiled_by_spirv(properties: &DeviceProperties) -> bool {
     properties.identity.fingerprint.starts_with("spirv_")
-        && properties
-            .features
-            .plane
-            .contains(Plane::NonUniformControlFlow)
+        && crate::capabilities::Capabilities::compiles_natively(properties)
 }
 
 /// Whether the linked SPIR-V compiler declares a workgroup variable as a pointer to its array

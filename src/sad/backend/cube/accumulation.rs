@@ -39,7 +39,7 @@ pub(super) fn table_sums(tensor: &CubeTensor, fixed_scale: bool) -> TableSums {
 fn table_sums_for(capabilities: &Capabilities, fixed_scale: bool) -> TableSums {
     if fixed_scale {
         TableSums::Fixed
-    } else if capabilities.shared_float_atomic_add {
+    } else if capabilities.shared_float_atomic_add() {
         TableSums::Float
     } else {
         TableSums::Bits
@@ -79,7 +79,7 @@ fn plane_sums_for(
     }
     Ok(match strategy {
         BackwardStrategy::Auto
-            if possible && capabilities.plane_ops && capabilities.shared_float_atomic_add =>
+            if possible && capabilities.plane_ops && capabilities.shared_float_atomic_add() =>
         {
             PlaneSums::Ballot
         }
@@ -125,7 +125,6 @@ mod tests {
         let lavapipe = Capabilities {
             native_compiler: true,
             float_atomic_add: true,
-            shared_float_atomic_add: true,
             ..cpu
         };
         // The same adapter through WGSL: f32 atomics in global memory only.
