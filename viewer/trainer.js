@@ -179,7 +179,10 @@ export class Trainer {
 
   sizes() {
     const g = this.geometry;
-    return { width: g.width, height: g.height, cand_w: g.candW, cand_h: g.candH, inv_scale_sq: g.invScaleSq };
+    return {
+      width: g.width, height: g.height, cand_w: g.candW, cand_h: g.candH, downscale: g.downscale,
+      inv_scale_sq: g.invScaleSq,
+    };
   }
 
   /** Reads `count` elements of a tensor back (`Type`: Float32Array, Int32Array, Uint32Array). */

@@ -10,6 +10,9 @@
 // comment: the modules that define such items allow the lint (see `sad` and `ssim`).
 #![warn(missing_docs)]
 
+#[macro_use]
+mod launch_struct;
+
 pub mod probe;
 pub mod sad;
 pub mod ssim;

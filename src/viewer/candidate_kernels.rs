@@ -30,15 +30,12 @@ pub(super) fn candidate_kernels(c: &Common) -> Result<Vec<ExportedKernel>, Viewe
     for (name, mirror) in [("flood", false), ("flood_mirror", true)] {
         kernels.push(export!(c, name, cell_2d, JfaFloodKernel;
             [ranking: T(u32, VECTOR), candidates: T(i32, VECTOR), output: T(i32, VECTOR),
-             cand_w: usize, cand_h: usize, width: usize, height: usize, downscale: usize,
-             site_count: usize, step: u32, read_half: u32, inv_scale_sq: f32];
-            VECTOR, mirror, F32)?);
+             grid: PixelGrid, step: u32, read_half: u32];
+            VECTOR, mirror)?);
     }
     kernels.push(export!(c, "candidate_pass", cell_2d, CandidatePassKernel;
         [packed: T(u32, VECTOR), input: T(i32, VECTOR), output: T(i32, VECTOR),
-         hilbert_order: T(i32, 1), hilbert_rank: T(i32, 1), cand_w: usize, cand_h: usize,
-         width: usize, height: usize, downscale: usize, site_count: usize, jump: u32, pass: u32,
-         inject: u32, hilbert_probes: u32, hilbert_window: u32, inv_scale_sq: f32];
-        VECTOR, F32)?);
+         hilbert_order: T(i32, 1), hilbert_rank: T(i32, 1), grid: PixelGrid, pass: PassConfig];
+        VECTOR)?);
     Ok(kernels)
 }

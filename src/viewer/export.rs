@@ -147,8 +147,9 @@ pub(super) fn fields(fields: &[(&'static str, &'static str)]) -> Vec<KernelArg> 
         .collect()
 }
 
-/// The page's description of one argument of [`export!`]: a tensor, a launch struct's fields in
-/// order, or a scalar.
+/// The page's description of one argument of [`export!`]: a tensor, a scalar, or a launch
+/// struct of `burn_sad_kernels::sad` (made by its `launch_struct!`), whose fields it lists in
+/// order.
 macro_rules! describe {
     ($arg:ident T($element:ident, $vector:expr)) => {
         vec![$crate::viewer::export::tensor(
@@ -157,40 +158,43 @@ macro_rules! describe {
             $vector,
         )]
     };
-    ($arg:ident PixelGrid) => {
-        $crate::viewer::export::fields(&burn_sad_kernels::sad::PixelGrid::FIELDS)
+    ($arg:ident usize) => {
+        vec![$crate::viewer::export::scalar(stringify!($arg), "usize")]
     };
-    ($arg:ident AdamStep) => {
-        $crate::viewer::export::fields(&burn_sad_kernels::sad::AdamStep::FIELDS)
+    ($arg:ident u32) => {
+        vec![$crate::viewer::export::scalar(stringify!($arg), "u32")]
     };
-    ($arg:ident TauNeighbours) => {
-        $crate::viewer::export::fields(&burn_sad_kernels::sad::TauNeighbours::FIELDS)
+    ($arg:ident i32) => {
+        vec![$crate::viewer::export::scalar(stringify!($arg), "i32")]
     };
-    ($arg:ident $kind:ident) => {
-        vec![$crate::viewer::export::scalar(
-            stringify!($arg),
-            stringify!($kind),
-        )]
+    ($arg:ident f32) => {
+        vec![$crate::viewer::export::scalar(stringify!($arg), "f32")]
+    };
+    ($arg:ident $launch_struct:ident) => {
+        $crate::viewer::export::fields(burn_sad_kernels::sad::$launch_struct::FIELDS)
     };
 }
 
-/// The constructor's compilation argument for one argument of [`export!`]: a tensor's, a launch
-/// struct's, or a scalar's (none).
+/// The constructor's compilation argument for one argument of [`export!`]: a tensor's, a
+/// scalar's (none), or a launch struct's.
 macro_rules! compilation_arg {
     (T) => {
         $crate::viewer::export::t()
     };
-    (PixelGrid) => {
-        burn_sad_kernels::sad::PixelGrid::compilation_arg()
-    };
-    (AdamStep) => {
-        burn_sad_kernels::sad::AdamStep::compilation_arg()
-    };
-    (TauNeighbours) => {
-        burn_sad_kernels::sad::TauNeighbours::compilation_arg()
-    };
-    ($kind:ident) => {
+    (usize) => {
         ()
+    };
+    (u32) => {
+        ()
+    };
+    (i32) => {
+        ()
+    };
+    (f32) => {
+        ()
+    };
+    ($launch_struct:ident) => {
+        burn_sad_kernels::sad::$launch_struct::compilation_arg()
     };
 }
 

@@ -26,8 +26,7 @@ pub(super) fn image_kernels(c: &Common) -> Result<Vec<ExportedKernel>, ViewerErr
         ("colours_anisotropy", ViewColours::Anisotropy),
     ] {
         kernels.push(export!(c, name, tile_2d, ViewColourKernel;
-            [sites: T(f32, 1), winners: T(i32, 1), image: T(f32, 1), width: usize,
-             height: usize, lo: f32, hi: f32];
+            [sites: T(f32, 1), winners: T(i32, 1), image: T(f32, 1), view: ColourView];
             colours, F32)?);
     }
     for (name, centre) in [("mark_rings", false), ("mark_centres", true)] {

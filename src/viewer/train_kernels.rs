@@ -76,7 +76,7 @@ pub(super) fn train_kernels(c: &Common) -> Result<Vec<ExportedKernel>, ViewerErr
     kernels.push(
         export!(c, "prune_histogram", one_cube, PruneHistogramKernel;
         [sites: T(f32, 1), removal: T(f32, 1), state: T(u32, 1), histogram: T(u32, 1),
-         norm: f32, site_count: usize, word: u32, shift: u32, key_mask: u32, id_mask: u32];)?,
+         norm: f32, site_count: usize, digit: RadixDigit];)?,
     );
     kernels.push(export!(c, "prune_choose", one_cube, PruneChooseKernel;
         [state: T(u32, 1), histogram: T(u32, 1), word: u32, shift: u32];)?);

@@ -26,98 +26,38 @@ pub const M_DIRECTION: usize = 13;
 /// Column of the log anisotropy first moment (second follows).
 pub const M_LOG_ANISO: usize = 16;
 
-/// Step sizes and moment decay of one Adam step, with the bias corrections precomputed on the
-/// host as the reference does (`1 / (1 − β^t)` in f32).
-#[derive(CubeLaunch, CubeType, Clone, Copy, Debug)]
-pub struct AdamStep {
-    /// Learning rate of the position.
-    pub lr_position: f32,
-    /// Learning rate of log τ.
-    pub lr_log_tau: f32,
-    /// Learning rate of the radius.
-    pub lr_radius: f32,
-    /// Learning rate of the colour.
-    pub lr_color: f32,
-    /// Learning rate of the direction.
-    pub lr_direction: f32,
-    /// Learning rate of log anisotropy.
-    pub lr_log_aniso: f32,
-    /// First-moment decay β1.
-    pub beta1: f32,
-    /// Second-moment decay β2.
-    pub beta2: f32,
-    /// ε added to √v̂.
-    pub eps: f32,
-    /// 1 / (1 − β1^t).
-    pub correction1: f32,
-    /// 1 / (1 − β2^t).
-    pub correction2: f32,
-    /// Factor applied to every raw gradient (the reference's 1 / (W·H)).
-    pub grad_scale: f32,
-    /// Largest position x (W − 1).
-    pub max_x: f32,
-    /// Largest position y (H − 1).
-    pub max_y: f32,
-}
-
-impl AdamStep {
-    /// The fields in order, with the scalar type a host binds each as: how the viewer's export
-    /// lists this argument.
-    pub const FIELDS: [(&'static str, &'static str); 14] = [
-        ("lr_position", "f32"),
-        ("lr_log_tau", "f32"),
-        ("lr_radius", "f32"),
-        ("lr_color", "f32"),
-        ("lr_direction", "f32"),
-        ("lr_log_aniso", "f32"),
-        ("beta1", "f32"),
-        ("beta2", "f32"),
-        ("eps", "f32"),
-        ("correction1", "f32"),
-        ("correction2", "f32"),
-        ("grad_scale", "f32"),
-        ("max_x", "f32"),
-        ("max_y", "f32"),
-    ];
-
-    /// The argument of a launch.
-    pub fn launch_arg(&self) -> AdamStepLaunch {
-        AdamStepLaunch::new(
-            self.lr_position,
-            self.lr_log_tau,
-            self.lr_radius,
-            self.lr_color,
-            self.lr_direction,
-            self.lr_log_aniso,
-            self.beta1,
-            self.beta2,
-            self.eps,
-            self.correction1,
-            self.correction2,
-            self.grad_scale,
-            self.max_x,
-            self.max_y,
-        )
-    }
-
-    /// The argument of a kernel's compilation (its scalars compile to no value).
-    pub fn compilation_arg() -> AdamStepCompilationArg {
-        AdamStepCompilationArg {
-            lr_position: (),
-            lr_log_tau: (),
-            lr_radius: (),
-            lr_color: (),
-            lr_direction: (),
-            lr_log_aniso: (),
-            beta1: (),
-            beta2: (),
-            eps: (),
-            correction1: (),
-            correction2: (),
-            grad_scale: (),
-            max_x: (),
-            max_y: (),
-        }
+launch_struct! {
+    /// Step sizes and moment decay of one Adam step, with the bias corrections precomputed on the
+    /// host as the reference does (`1 / (1 − β^t)` in f32).
+    pub struct AdamStep(AdamStepLaunch, AdamStepCompilationArg) {
+        /// Learning rate of the position.
+        pub lr_position: f32,
+        /// Learning rate of log τ.
+        pub lr_log_tau: f32,
+        /// Learning rate of the radius.
+        pub lr_radius: f32,
+        /// Learning rate of the colour.
+        pub lr_color: f32,
+        /// Learning rate of the direction.
+        pub lr_direction: f32,
+        /// Learning rate of log anisotropy.
+        pub lr_log_aniso: f32,
+        /// First-moment decay β1.
+        pub beta1: f32,
+        /// Second-moment decay β2.
+        pub beta2: f32,
+        /// ε added to √v̂.
+        pub eps: f32,
+        /// 1 / (1 − β1^t).
+        pub correction1: f32,
+        /// 1 / (1 − β2^t).
+        pub correction2: f32,
+        /// Factor applied to every raw gradient (the reference's 1 / (W·H)).
+        pub grad_scale: f32,
+        /// Largest position x (W − 1).
+        pub max_x: f32,
+        /// Largest position y (H − 1).
+        pub max_y: f32,
     }
 }
 
@@ -155,6 +95,8 @@ pub const ADAM_CUBE: usize = 64;
 ///
 /// Launch with cubes of [`ADAM_CUBE`] units, one unit per site, 1D.
 #[cube(launch, launch_unchecked)]
+// Nine buffers (sites, gradients, tau, lists, state, their outputs, the clock and its tick)
+// beside the two launch structs: the last diffusion pass and the clock live in this launch.
 #[allow(clippy::too_many_arguments)]
 pub fn adam_kernel(
     sites: &Tensor<f32>,
@@ -230,6 +172,13 @@ pub fn adam_kernel(
         let lambda = clock_value(neighbours.lambda, clock, tick, CLOCK_LAMBDA, clocked);
         let c1 = clock_value(step.correction1, clock, tick, CLOCK_CORRECTION1, clocked);
         let c2 = clock_value(step.correction2, clock, tick, CLOCK_CORRECTION2, clocked);
+        let decay = MomentDecay {
+            beta1: step.beta1,
+            beta2: step.beta2,
+            eps: step.eps,
+            c1,
+            c2,
+        };
         let tau_grad = jacobi_from_list(
             list,
             tau,
@@ -262,9 +211,7 @@ pub fn adam_kernel(
             &mut moments,
             s + M_LOG_TAU,
             step.lr_log_tau,
-            &step,
-            c1,
-            c2,
+            &decay,
         );
         let radius = raw[p + RADIUS] * gs;
         scalar_adam(
@@ -274,9 +221,7 @@ pub fn adam_kernel(
             &mut moments,
             s + M_RADIUS,
             step.lr_radius,
-            &step,
-            c1,
-            c2,
+            &decay,
         );
         values[p + RADIUS] = f32::clamp(values[p + RADIUS], 1.0, 512.0);
         #[unroll]
@@ -327,9 +272,7 @@ pub fn adam_kernel(
             &mut moments,
             s + M_LOG_ANISO,
             step.lr_log_aniso,
-            &step,
-            c1,
-            c2,
+            &decay,
         );
         values[p + LOG_ANISO] = f32::clamp(values[p + LOG_ANISO], -4.0, 4.0);
     }
@@ -362,11 +305,21 @@ fn row_is_live(values: &Shared<[f32]>, row: usize) -> bool {
     values[row * SITE_PARAMS + POSITION] >= 0.0
 }
 
-/// Plain Adam on `values[index]` with gradient `grad`, whose moments sit at `moments[moment]`
-/// (m) and `moments[moment + 1]` (v), with the bias corrections `c1` = 1 / (1 − β1^t) and
-/// `c2` = 1 / (1 − β2^t); updates all three in place.
+/// The moment decay, ε and bias corrections of one step, as every parameter's update reads them.
+#[derive(CubeType, Clone, Copy)]
+struct MomentDecay {
+    beta1: f32,
+    beta2: f32,
+    eps: f32,
+    /// 1 / (1 − β1^t).
+    c1: f32,
+    /// 1 / (1 − β2^t).
+    c2: f32,
+}
+
+/// Plain Adam on `values[index]` with gradient `grad` and rate `lr`, whose moments sit at
+/// `moments[moment]` (m) and `moments[moment + 1]` (v); updates all three in place.
 #[cube]
-#[allow(clippy::too_many_arguments)]
 fn scalar_adam(
     values: &mut Shared<[f32]>,
     index: usize,
@@ -374,13 +327,11 @@ fn scalar_adam(
     moments: &mut Shared<[f32]>,
     moment: usize,
     lr: f32,
-    step: &AdamStep,
-    c1: f32,
-    c2: f32,
+    decay: &MomentDecay,
 ) {
-    let m = step.beta1 * moments[moment] + (1.0 - step.beta1) * grad;
-    let v = step.beta2 * moments[moment + 1] + (1.0 - step.beta2) * grad * grad;
+    let m = decay.beta1 * moments[moment] + (1.0 - decay.beta1) * grad;
+    let v = decay.beta2 * moments[moment + 1] + (1.0 - decay.beta2) * grad * grad;
     moments[moment] = m;
     moments[moment + 1] = v;
-    values[index] -= lr * m * c1 / (f32::sqrt(v * c2) + step.eps);
+    values[index] -= lr * m * decay.c1 / (f32::sqrt(v * decay.c2) + decay.eps);
 }

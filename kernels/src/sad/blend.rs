@@ -3,6 +3,7 @@
 
 use cubecl::prelude::*;
 
+use super::grid::PixelGrid;
 use super::layout::K;
 use super::lists::cell_ids;
 use super::record::{RECORD_WORDS, RecordSite, read_colour, read_site};
@@ -26,21 +27,21 @@ pub struct Blend<F: Float> {
     pub inv_sum: F,
 }
 
-/// The blend at point (`qx`, `qy`) over the `K` candidates of `cell`: logits z_k = −τ·s_k,
+/// The blend at point (`qx`, `qy`) over the `K` candidates of `cell` of `grid`: logits z_k = −τ·s_k,
 /// softmax with max subtraction over the live slots, weights = e_k · (1 / max(Σe, 1e-8)).
 /// `guard_stretch` as in [`slot_score`].
 #[cube]
-#[allow(clippy::too_many_arguments)]
 pub fn blend_weights<F: Float, N: Size>(
     records: &Tensor<Vector<u32, N>>,
     candidates: &Tensor<Vector<i32, N>>,
+    grid: &PixelGrid,
     cell: usize,
-    site_count: usize,
     qx: F,
     qy: F,
-    inv_scale_sq: F,
     #[comptime] guard_stretch: bool,
 ) -> Blend<F> {
+    let site_count = grid.site_count;
+    let inv_scale_sq = F::cast_from(grid.inv_scale_sq);
     let mut weights = Array::<F>::new(K);
     let mut live = Array::<bool>::new(K);
     let mut ids = Array::<usize>::new(K);

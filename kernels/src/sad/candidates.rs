@@ -6,6 +6,7 @@
 
 use cubecl::prelude::*;
 
+use super::grid::PixelGrid;
 use super::layout::{EMPTY, K};
 use super::lists::{lane_of, vector_of};
 use super::ranked::{Ranked, empty_ranked, offer};
@@ -92,30 +93,22 @@ pub fn seed_candidates_kernel(
 ///
 /// Launch with one unit per cell, 2D.
 #[cube(launch, launch_unchecked)]
-#[allow(clippy::too_many_arguments)]
-pub fn jfa_flood_kernel<F: Float, N: Size>(
+pub fn jfa_flood_kernel<N: Size>(
     records: &Tensor<Vector<u32, N>>,
     candidates: &mut Tensor<Vector<i32, N>>,
     output: &mut Tensor<Vector<i32, N>>,
-    cand_w: usize,
-    cand_h: usize,
-    width: usize,
-    height: usize,
-    downscale: usize,
-    site_count: usize,
+    grid: PixelGrid,
     step: u32,
     read_half: u32,
-    inv_scale_sq: f32,
     #[comptime] mirror: bool,
-    #[define(F)] _dtype: ElemType,
 ) {
+    let cand_w = grid.cand_w;
     let cx = CUBE_POS_X as usize * CUBE_DIM_X as usize + UNIT_POS_X as usize;
     let cy = CUBE_POS_Y as usize * CUBE_DIM_Y as usize + UNIT_POS_Y as usize;
-    if cx >= cand_w || cy >= cand_h {
+    if cx >= cand_w || cy >= grid.cand_h {
         terminate!();
     }
-    let inv_scale_sq = F::cast_from(inv_scale_sq);
-    let mut list = empty_ranked::<F>(cx, cy, downscale, width, height, HALF);
+    let mut list = empty_ranked::<f32>(cx, cy, grid.downscale, grid.width, grid.height, HALF);
     // A half list is `HALF / lanes` loads of `lanes` ids (one 16-byte load with vectors of 4).
     let lanes = candidates.vector_size();
     let per_cell = comptime![K / lanes];
@@ -126,7 +119,11 @@ pub fn jfa_flood_kernel<F: Float, N: Size>(
     let mut sample = 0i32;
     while sample < 9 {
         let sx = i32::clamp(cx as i32 + (sample % 3 - 1) * step, 0, cand_w as i32 - 1);
-        let sy = i32::clamp(cy as i32 + (sample / 3 - 1) * step, 0, cand_h as i32 - 1);
+        let sy = i32::clamp(
+            cy as i32 + (sample / 3 - 1) * step,
+            0,
+            grid.cand_h as i32 - 1,
+        );
         let neighbour = (sy as usize * cand_w + sx as usize) * per_cell + read;
         let mut load = 0usize;
         while load < per_half.runtime() {
@@ -134,12 +131,12 @@ pub fn jfa_flood_kernel<F: Float, N: Size>(
             let mut lane = 0usize;
             while lane < lanes.runtime() {
                 let id = lane_of::<N>(ids, lane);
-                offer::<F, N>(
+                offer::<f32, N>(
                     &mut list,
                     records,
                     id,
-                    site_count,
-                    inv_scale_sq,
+                    grid.site_count,
+                    grid.inv_scale_sq,
                     HALF,
                     PACKED_WORDS,
                 );
@@ -167,20 +164,45 @@ const HALF: usize = K / 2;
 
 /// Offers `id` to the propagation pass's `list`, ranked from the ranking copy `packed`.
 #[cube]
-fn offer_packed<F: Float, N: Size>(
-    list: &mut Ranked<F>,
+fn offer_packed<N: Size>(
+    list: &mut Ranked<f32>,
     packed: &Tensor<Vector<u32, N>>,
     id: i32,
-    site_count: usize,
-    inv_scale_sq: F,
+    grid: &PixelGrid,
 ) {
-    offer::<F, N>(list, packed, id, site_count, inv_scale_sq, K, PACKED_WORDS);
+    offer::<f32, N>(
+        list,
+        packed,
+        id,
+        grid.site_count,
+        grid.inv_scale_sq,
+        K,
+        PACKED_WORDS,
+    );
+}
+
+launch_struct! {
+    /// One propagation pass: the jump, the global pass counter that seeds its probes, and how
+    /// many probes of each kind it makes.
+    #[derive(Eq, Hash)]
+    pub struct PassConfig(PassConfigLaunch, PassConfigCompilationArg) {
+        /// Distance of the 4 neighbour cells merged.
+        pub jump: u32,
+        /// Global pass counter.
+        pub pass: u32,
+        /// Random sites injected per cell.
+        pub inject: u32,
+        /// Sites probed near the cell's best site along the Hilbert curve.
+        pub hilbert_probes: u32,
+        /// Half-width of the Hilbert probe window, in curve positions.
+        pub hilbert_window: u32,
+    }
 }
 
 /// One propagation pass from `input` to `output`: each cell re-ranks, in this order, its own
-/// list, the lists of its 4 neighbours at distance `jump`, `hilbert_probes` sites near its best
-/// site along the Hilbert curve (within ±`hilbert_window` positions) and `inject` random sites,
-/// and keeps the best [`K`] distinct live ones.
+/// list, the lists of its 4 neighbours at distance `pass.jump`, `pass.hilbert_probes` sites
+/// near its best site along the Hilbert curve (within ±`pass.hilbert_window` positions) and
+/// `pass.inject` random sites, and keeps the best [`K`] distinct live ones.
 ///
 /// Candidates are ranked from `packed`, the ranking copy of the sites (see
 /// [`pack_sites_kernel`](crate::sad::pack_sites_kernel())), two 16-byte loads per site where the
@@ -188,47 +210,38 @@ fn offer_packed<F: Float, N: Size>(
 /// vectors of the same size: a list is two 16-byte loads and two stores. (Read word by word,
 /// each load of a warp touched 32 sectors for 4 bytes of each, and the build was slower:
 /// `benches/RESULTS.md`.) `hilbert_order[r]` is the site at
-/// rank r on the curve and `hilbert_rank[i]` the rank of site i. `pass` is the global pass
-/// counter, which seeds the probes.
+/// rank r on the curve and `hilbert_rank[i]` the rank of site i. `pass.pass` is the global
+/// pass counter, which seeds the probes.
 ///
 /// Launch with one unit per cell, 2D.
 #[cube(launch, launch_unchecked)]
 // The hashes multiply modulo 2³²; the macro's host-side expansion trips rustc's overflow lint.
-#[allow(clippy::too_many_arguments, arithmetic_overflow)]
-pub fn candidate_pass_kernel<F: Float, N: Size>(
+#[allow(arithmetic_overflow)]
+pub fn candidate_pass_kernel<N: Size>(
     packed: &Tensor<Vector<u32, N>>,
     input: &Tensor<Vector<i32, N>>,
     output: &mut Tensor<Vector<i32, N>>,
     hilbert_order: &Tensor<i32>,
     hilbert_rank: &Tensor<i32>,
-    cand_w: usize,
-    cand_h: usize,
-    width: usize,
-    height: usize,
-    downscale: usize,
-    site_count: usize,
-    jump: u32,
-    pass: u32,
-    inject: u32,
-    hilbert_probes: u32,
-    hilbert_window: u32,
-    inv_scale_sq: f32,
-    #[define(F)] _dtype: ElemType,
+    grid: PixelGrid,
+    pass: PassConfig,
 ) {
+    let cand_w = grid.cand_w;
+    let cand_h = grid.cand_h;
+    let site_count = grid.site_count;
     let cx = CUBE_POS_X as usize * CUBE_DIM_X as usize + UNIT_POS_X as usize;
     let cy = CUBE_POS_Y as usize * CUBE_DIM_Y as usize + UNIT_POS_Y as usize;
     if cx >= cand_w || cy >= cand_h {
         terminate!();
     }
-    let inv_scale_sq = F::cast_from(inv_scale_sq);
-    let mut list = empty_ranked::<F>(cx, cy, downscale, width, height, K);
+    let mut list = empty_ranked::<f32>(cx, cy, grid.downscale, grid.width, grid.height, K);
     // Own list first, then the neighbours at (−J, 0), (+J, 0), (0, −J), (0, +J). Runtime loops:
     // unrolled, the 40 insertions make a shader that takes seconds to compile.
     let cell = cy * cand_w + cx;
     // A list is `K / lanes` loads of `lanes` ids (two 16-byte loads with vectors of 4).
     let lanes = input.vector_size();
     let per_cell = comptime![K / lanes];
-    let jump = jump as i32;
+    let jump = pass.jump as i32;
     let mut source = 0u32;
     while source < 5 {
         let mut sx = cx as i32;
@@ -251,7 +264,7 @@ pub fn candidate_pass_kernel<F: Float, N: Size>(
             let mut lane = 0usize;
             while lane < lanes.runtime() {
                 let id = lane_of::<N>(ids, lane);
-                offer_packed::<F, N>(&mut list, packed, id, site_count, inv_scale_sq);
+                offer_packed::<N>(&mut list, packed, id, &grid);
                 lane += 1;
             }
             load += 1;
@@ -261,27 +274,30 @@ pub fn candidate_pass_kernel<F: Float, N: Size>(
 
     let cx32 = cx as u32;
     let cy32 = cy as u32;
+    let hilbert_probes = pass.hilbert_probes;
+    let hilbert_window = pass.hilbert_window;
     if hilbert_probes > 0 && hilbert_window > 0 && list.ids[0] != EMPTY {
         let rank = hilbert_rank[list.ids[0] as usize];
         let span = 2 * hilbert_window + 1;
-        let mut state = (cx32 * 2654435761u32) ^ (cy32 * 1597334677u32) ^ (pass * 374761393u32);
+        let mut state =
+            (cx32 * 2654435761u32) ^ (cy32 * 1597334677u32) ^ (pass.pass * 374761393u32);
         let mut i = 0u32;
         while i < hilbert_probes {
             state = xorshift32(state + i);
             let offset = (state % span) as i32 - hilbert_window as i32;
             let at = i32::clamp(rank + offset, 0, site_count as i32 - 1);
             let id = hilbert_order[at as usize];
-            offer_packed::<F, N>(&mut list, packed, id, site_count, inv_scale_sq);
+            offer_packed::<N>(&mut list, packed, id, &grid);
             i += 1;
         }
     }
 
-    let mut state = (cx32 * 1664525u32) ^ (cy32 * 1013904223u32) ^ (pass * 374761393u32);
+    let mut state = (cx32 * 1664525u32) ^ (cy32 * 1013904223u32) ^ (pass.pass * 374761393u32);
     let mut i = 0u32;
-    while i < inject {
+    while i < pass.inject {
         state = xorshift32(state + i);
         let id = (state % site_count as u32) as i32;
-        offer_packed::<F, N>(&mut list, packed, id, site_count, inv_scale_sq);
+        offer_packed::<N>(&mut list, packed, id, &grid);
         i += 1;
     }
 

@@ -51,6 +51,7 @@ pub fn advance_clock_kernel(tick: &mut Tensor<u32>) {
 /// Launch 1D with any number of units: each copies every `units`-th word from its own on
 /// (a grid stride), so the grid needs not grow with the buffers.
 #[cube(launch, launch_unchecked)]
+// Four buffer pairs and the clock: one launch copies the whole training state.
 #[allow(clippy::too_many_arguments)]
 pub fn copy_state_kernel(
     sites: &Tensor<u32>,

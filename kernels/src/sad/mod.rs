@@ -61,7 +61,8 @@ pub use adam::{
     M_LOG_ANISO, M_LOG_TAU, M_POSITION, M_RADIUS, V_POSITION, adam_kernel,
 };
 pub use candidates::{
-    candidate_pass_kernel, init_candidates_kernel, jfa_flood_kernel, seed_candidates_kernel,
+    PassConfig, PassConfigCompilationArg, PassConfigLaunch, candidate_pass_kernel,
+    init_candidates_kernel, jfa_flood_kernel, seed_candidates_kernel,
 };
 pub use clock::{
     CLOCK_COLUMNS, CLOCK_CORRECTION1, CLOCK_CORRECTION2, CLOCK_LAMBDA, advance_clock_kernel,
@@ -74,8 +75,8 @@ pub use layout::{
 };
 pub use plane_runs::PlaneSums;
 pub use prune::{
-    RADIX_BINS, SELECT_STATE, prune_choose_kernel, prune_histogram_kernel, prune_mark_kernel,
-    prune_start_kernel,
+    RADIX_BINS, RadixDigit, RadixDigitCompilationArg, RadixDigitLaunch, SELECT_STATE,
+    prune_choose_kernel, prune_histogram_kernel, prune_mark_kernel, prune_start_kernel,
 };
 pub use record::{
     DEAD_X, LIVE_ABOVE, PACK_CUBE, PACKED_WORDS, RANK_COLOR, RANK_DIRECTION, RANK_RADIUS,
@@ -91,7 +92,7 @@ pub use tau_diffusion::{
     tau_diffusion_kernel,
 };
 pub use view::{
-    CELL_HASH, ROUND_GREY, TAU_RAMP, ViewColours, cell_colour, mark_sites_kernel, rgba_kernel,
-    view_colour_kernel,
+    CELL_HASH, ColourView, ColourViewCompilationArg, ColourViewLaunch, ROUND_GREY, TAU_RAMP,
+    ViewColours, cell_colour, mark_sites_kernel, rgba_kernel, view_colour_kernel,
 };
 pub use winner::winner_kernel;

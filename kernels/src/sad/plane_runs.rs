@@ -27,21 +27,20 @@ pub enum PlaneSums {
 }
 
 /// [`accumulate`] for a whole plane at once, with its runs found as `runs` says (not
-/// [`PlaneSums::Off`]): every unit of the plane must call it, `live` or not. Planes without any
-/// run add lane by lane.
+/// [`PlaneSums::Off`]): every unit of the plane must call it, with its site's `id`, or [`FREE`]
+/// where the lane adds nothing. Planes without any run add lane by lane.
 #[cube]
-#[allow(clippy::too_many_arguments)]
 pub fn accumulate_plane<F: Float>(
     hash: &TileHash<F>,
     out: &mut Tensor<Atomic<F>>,
-    live: bool,
-    site: usize,
+    id: u32,
     contribution: &Array<F>,
     #[comptime] channels: usize,
     #[comptime] sums: TableSums,
     #[comptime] runs: PlaneSums,
 ) {
-    let id = if live { site as u32 } else { FREE };
+    let live = id != FREE;
+    let site = id as usize;
     let before = plane_shuffle_up(id, 1u32);
     let mut totals = Array::<F>::new(channels);
     #[unroll]

@@ -54,13 +54,26 @@ pub fn prune_start_kernel(state: &mut Tensor<u32>, histogram: &mut Tensor<u32>, 
     }
 }
 
-/// Counts, per value of the digit at `shift` of the key (`word` 0) or of the id (`word` 1), the
-/// sites whose bits above that digit equal the bits chosen so far (`key_mask` and `id_mask`
-/// name the bits already chosen).
+launch_struct! {
+    /// The digit one histogram pass of the radix select counts, and the bits chosen before it.
+    pub struct RadixDigit(RadixDigitLaunch, RadixDigitCompilationArg) {
+        /// 0: a digit of the key; 1: a digit of the site id.
+        pub word: u32,
+        /// The digit's lowest bit.
+        pub shift: u32,
+        /// The key's bits already chosen.
+        pub key_mask: u32,
+        /// The id's bits already chosen.
+        pub id_mask: u32,
+    }
+}
+
+/// Counts, per value of the digit at `digit.shift` of the key (`digit.word` 0) or of the id
+/// (`digit.word` 1), the sites whose bits above that digit equal the bits chosen so far
+/// (`digit.key_mask` and `digit.id_mask` name the bits already chosen).
 ///
 /// Launch with [`RADIX_BINS`]-unit 1D cubes, one unit per site.
 #[cube(launch)]
-#[allow(clippy::too_many_arguments)]
 pub fn prune_histogram_kernel(
     sites: &Tensor<f32>,
     removal: &Tensor<f32>,
@@ -68,10 +81,7 @@ pub fn prune_histogram_kernel(
     histogram: &mut Tensor<Atomic<u32>>,
     norm: f32,
     site_count: usize,
-    word: u32,
-    shift: u32,
-    key_mask: u32,
-    id_mask: u32,
+    digit: RadixDigit,
 ) {
     let bins = Shared::<[Atomic<u32>]>::new_slice(RADIX_BINS);
     let unit = UNIT_POS as usize;
@@ -81,10 +91,14 @@ pub fn prune_histogram_kernel(
     if site < site_count {
         let key = prune_key(sites, removal, site, norm);
         let id = site as u32;
-        if key != NEVER && (key & key_mask) == (state[0] & key_mask) && (id & id_mask) == state[1] {
-            let value = if word == 0 { key } else { id };
-            let digit = (value >> shift) & 255u32;
-            bins[digit as usize].fetch_add(1u32);
+        let key_mask = digit.key_mask;
+        if key != NEVER
+            && (key & key_mask) == (state[0] & key_mask)
+            && (id & digit.id_mask) == state[1]
+        {
+            let value = if digit.word == 0 { key } else { id };
+            let bin = (value >> digit.shift) & 255u32;
+            bins[bin as usize].fetch_add(1u32);
         }
     }
     sync_cube();

@@ -129,7 +129,6 @@ fn insert_keyed<F: Float>(list: &mut Ranked<F>, id: i32, key: Key<F>, #[comptime
 /// Offers `id` to `list` (length `len`), ranked from `records` (of `stride` words, see
 /// [`ranking_key`]).
 #[cube]
-#[allow(clippy::too_many_arguments)]
 pub(super) fn offer<F: Float, N: Size>(
     list: &mut Ranked<F>,
     records: &Tensor<Vector<u32, N>>,

@@ -50,11 +50,10 @@ pub fn render_kernel<F: Float, N: Size>(
     let blend = blend_weights::<F, N>(
         records,
         candidates,
+        &grid,
         cell,
-        grid.site_count,
         F::cast_from(x),
         F::cast_from(y),
-        F::cast_from(grid.inv_scale_sq),
         false,
     );
     let plane = grid.height * grid.width;

@@ -13,7 +13,7 @@ use super::record::{RECORD_WORDS, read_colour, read_site};
 use super::render::cell_of_pixel;
 use super::statistics::removal_delta;
 use super::table_sums::TableSums;
-use super::tile_hash::{TileHash, accumulate, flush};
+use super::tile_hash::{FREE, TileHash, accumulate, flush};
 
 /// What [`render_backward_kernel()`] adds per site besides the gradient.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -99,16 +99,7 @@ pub fn render_backward_kernel<F: Float, N: Size>(
     let qy = F::cast_from(py);
     let inv_scale_sq = F::cast_from(grid.inv_scale_sq);
     // The forward blend, as the reference's gradient pass computes it.
-    let blend = blend_weights::<F, N>(
-        records,
-        candidates,
-        cell,
-        grid.site_count,
-        qx,
-        qy,
-        inv_scale_sq,
-        true,
-    );
+    let blend = blend_weights::<F, N>(records, candidates, &grid, cell, qx, qy, true);
     let plane = grid.height * grid.width;
     let pixel = py * grid.width + px;
     // A target pixel with a negative red value lies outside the fit's mask: no loss there.
@@ -203,11 +194,11 @@ pub fn render_backward_kernel<F: Float, N: Size>(
                 accumulate::<F>(&hash, grads, site, &contribution, columns, sums);
             }
         } else {
+            let adding = if live { site as u32 } else { FREE };
             accumulate_plane::<F>(
                 &hash,
                 grads,
-                live,
-                site,
+                adding,
                 &contribution,
                 columns,
                 sums,

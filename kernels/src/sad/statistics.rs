@@ -66,16 +66,7 @@ pub fn site_statistics_kernel<F: Float, N: Size>(
         let cell = cell_of_pixel(x, y, grid.width, grid.height, grid.cand_w, grid.cand_h);
         let qx = F::cast_from(x);
         let qy = F::cast_from(y);
-        let blend = blend_weights::<F, N>(
-            records,
-            candidates,
-            cell,
-            grid.site_count,
-            qx,
-            qy,
-            F::cast_from(grid.inv_scale_sq),
-            true,
-        );
+        let blend = blend_weights::<F, N>(records, candidates, &grid, cell, qx, qy, true);
         let plane = grid.height * grid.width;
         let pixel = y * grid.width + x;
         // A target pixel with a negative red value lies outside the fit's mask.

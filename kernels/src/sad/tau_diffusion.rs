@@ -48,6 +48,8 @@ pub enum NeighbourSource {
 ///
 /// Launch with one unit per site, 1D.
 #[cube(launch, launch_unchecked)]
+// Nine buffers (sites, candidates, kept lists, neighbour lists, raw values, input, output, the
+// clock and its tick) beside the launch struct.
 #[allow(clippy::too_many_arguments)]
 pub fn tau_diffusion_kernel(
     sites: &Tensor<f32>,
@@ -104,106 +106,78 @@ pub fn tau_diffusion_kernel(
                     output[site] =
                         jacobi_from_list(kept, input, &neighbours, lambda, site, own, site_count);
                 } else {
-                    output[site] = jacobi_update(
-                        sites,
-                        candidates,
-                        list,
-                        input,
-                        &neighbours,
-                        lambda,
+                    let at = JacobiSite {
                         site,
                         px,
                         py,
                         own,
-                        site_count,
-                    );
+                        lambda,
+                    };
+                    output[site] =
+                        jacobi_update(sites, candidates, list, input, &neighbours, at, site_count);
                 }
             }
         }
     }
 }
 
-/// Where a Jacobi pass of tau diffusion finds a site's neighbours and their values (site j's
-/// at `input[j·input_stride + input_offset]`), and its weight.
-#[derive(CubeLaunch, CubeType, Clone, Copy, Debug)]
-pub struct TauNeighbours {
-    /// Stride of `input` between sites.
-    pub input_stride: usize,
-    /// Offset of site 0's value in `input`.
-    pub input_offset: usize,
-    /// Candidate grid width.
-    pub cand_w: usize,
-    /// Candidate grid height.
-    pub cand_h: usize,
-    /// 1 / the candidate grid's downscale.
-    pub inv_downscale: f32,
-    /// λ; at λ ≤ 0 the pass copies `input` through. A clocked launch reads it from the clock
-    /// instead.
+launch_struct! {
+    /// Where a Jacobi pass of tau diffusion finds a site's neighbours and their values (site j's
+    /// at `input[j·input_stride + input_offset]`), and its weight.
+    pub struct TauNeighbours(TauNeighboursLaunch, TauNeighboursCompilationArg) {
+        /// Stride of `input` between sites.
+        pub input_stride: usize,
+        /// Offset of site 0's value in `input`.
+        pub input_offset: usize,
+        /// Candidate grid width.
+        pub cand_w: usize,
+        /// Candidate grid height.
+        pub cand_h: usize,
+        /// 1 / the candidate grid's downscale.
+        pub inv_downscale: f32,
+        /// λ; at λ ≤ 0 the pass copies `input` through. A clocked launch reads it from the clock
+        /// instead.
+        pub lambda: f32,
+    }
+}
+
+/// One site's Jacobi update: the live site, its position, its raw value and the weight λ.
+#[derive(CubeType, Clone, Copy)]
+pub struct JacobiSite {
+    /// The site's slot.
+    pub site: usize,
+    /// Position x.
+    pub px: f32,
+    /// Position y.
+    pub py: f32,
+    /// The site's raw value.
+    pub own: f32,
+    /// λ: a clocked launch's, not `neighbours.lambda`.
     pub lambda: f32,
 }
 
-impl TauNeighbours {
-    /// The fields in order, with the scalar type a host binds each as: how the viewer's export
-    /// lists this argument.
-    pub const FIELDS: [(&'static str, &'static str); 6] = [
-        ("input_stride", "usize"),
-        ("input_offset", "usize"),
-        ("cand_w", "usize"),
-        ("cand_h", "usize"),
-        ("inv_downscale", "f32"),
-        ("lambda", "f32"),
-    ];
-
-    /// The argument of a launch.
-    pub fn launch_arg(&self) -> TauNeighboursLaunch {
-        TauNeighboursLaunch::new(
-            self.input_stride,
-            self.input_offset,
-            self.cand_w,
-            self.cand_h,
-            self.inv_downscale,
-            self.lambda,
-        )
-    }
-
-    /// The argument of a kernel's compilation (its scalars compile to no value).
-    pub fn compilation_arg() -> TauNeighboursCompilationArg {
-        TauNeighboursCompilationArg {
-            input_stride: (),
-            input_offset: (),
-            cand_w: (),
-            cand_h: (),
-            inv_downscale: (),
-            lambda: (),
-        }
-    }
-}
-
-/// The Jacobi update of live `site` at (`px`, `py`) with raw value `own`: `(own + λ Σ_j
-/// input_j) / (1 + λ·n)` over the n distinct live sites j ≠ `site` of its home cell, with
-/// λ = `lambda` (a clocked launch's, not `neighbours.lambda`); `input`'s own value where λ ≤ 0.
-/// The neighbours also go to column `site` of `list` (`[K + 1, site_count]`, the home cell in
-/// row K), for [`jacobi_from_list`].
+/// The Jacobi update of live `at.site` at (`at.px`, `at.py`) with raw value `at.own`:
+/// `(own + λ Σ_j input_j) / (1 + λ·n)` over the n distinct live sites j ≠ `site` of its home
+/// cell, with λ = `at.lambda`; `input`'s own value where λ ≤ 0. The neighbours also go to
+/// column `site` of `list` (`[K + 1, site_count]`, the home cell in row K), for
+/// [`jacobi_from_list`].
 #[cube]
-#[allow(clippy::too_many_arguments)]
 pub fn jacobi_update(
     sites: &Tensor<f32>,
     candidates: &Tensor<i32>,
     list: &mut Tensor<i32>,
     input: &Tensor<f32>,
     neighbours: &TauNeighbours,
-    lambda: f32,
-    site: usize,
-    px: f32,
-    py: f32,
-    own: f32,
+    at: JacobiSite,
     site_count: usize,
 ) -> f32 {
+    let site = at.site;
+    let lambda = at.lambda;
     let stride = neighbours.input_stride;
     let offset = neighbours.input_offset;
     let mut value = input[site * stride + offset];
     if lambda > 0.0 {
-        let cell = home_cell(px, py, neighbours);
+        let cell = home_cell(at.px, at.py, neighbours);
         list[K * site_count + site] = cell as i32;
         let mut sum = 0.0f32;
         let mut count = 0usize;
@@ -226,7 +200,7 @@ pub fn jacobi_update(
         for k in count..K {
             list[k * site_count + site] = EMPTY;
         }
-        value = screened(own, sum, f32::cast_from(count), lambda);
+        value = screened(at.own, sum, f32::cast_from(count), lambda);
     } else {
         // No lists at λ ≤ 0: the home row says so, so that no later step copies them.
         list[K * site_count + site] = -1;

@@ -42,25 +42,39 @@ pub enum ViewColours {
     Anisotropy,
 }
 
+launch_struct! {
+    /// The image [`view_colour_kernel()`] writes and its colour scale.
+    pub struct ColourView(ColourViewLaunch, ColourViewCompilationArg) {
+        /// Image width in pixels.
+        pub width: usize,
+        /// Image height in pixels.
+        pub height: usize,
+        /// The colour scale's low end: log τ's least value for [`ViewColours::Tau`], 0 for
+        /// [`ViewColours::Anisotropy`].
+        pub lo: f32,
+        /// The colour scale's high end: log τ's largest value, or the largest |log anisotropy|.
+        pub hi: f32,
+    }
+}
+
 /// Writes `image` (`[3, height, width]`, in [0, 1]) from `winners` (`[height, width]`, a site
 /// id or −1) and the sites' parameters `sites` (`[capacity, 10]`), as `colours` says; pixels
-/// without a winner are black. `lo` and `hi` are the colour scale: log τ's range for
-/// [`ViewColours::Tau`], (0, the largest |log anisotropy|) for [`ViewColours::Anisotropy`].
+/// without a winner are black; `view` gives the size and the colour scale.
 ///
 /// Launch with one unit per pixel, 2D (x across the width).
 #[cube(launch, launch_unchecked)]
-#[allow(clippy::too_many_arguments)]
 pub fn view_colour_kernel<F: Float>(
     sites: &Tensor<F>,
     winners: &Tensor<i32>,
     image: &mut Tensor<F>,
-    width: usize,
-    height: usize,
-    lo: f32,
-    hi: f32,
+    view: ColourView,
     #[comptime] colours: ViewColours,
     #[define(F)] _dtype: ElemType,
 ) {
+    let width = view.width;
+    let height = view.height;
+    let lo = view.lo;
+    let hi = view.hi;
     let x = ABSOLUTE_POS_X as usize;
     let y = ABSOLUTE_POS_Y as usize;
     if x >= width || y >= height {

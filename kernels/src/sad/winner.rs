@@ -32,11 +32,10 @@ pub fn winner_kernel<F: Float, N: Size>(
     let blend = blend_weights::<F, N>(
         records,
         candidates,
+        &grid,
         cell,
-        grid.site_count,
         F::cast_from(x),
         F::cast_from(y),
-        F::cast_from(grid.inv_scale_sq),
         false,
     );
     let mut winner = 0i32;

@@ -1,5 +1,7 @@
 //! The arguments the SAD kernels share: the render's geometry, a propagation pass's
-//! configuration, and the kind of packed site record.
+//! configuration (the kernels' own launch struct), and the kind of packed site record.
+
+pub use burn_sad_kernels::sad::PassConfig;
 
 /// The image a render produces and the candidate grid it reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -42,22 +44,6 @@ impl RenderGeometry {
         let side = self.width.max(self.height) as f32;
         1.0 / (side * side)
     }
-}
-
-/// One propagation pass: the jump, the global pass counter that seeds its probes, and how many
-/// probes of each kind it makes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct PassConfig {
-    /// Distance of the 4 neighbour cells merged.
-    pub jump: u32,
-    /// Global pass counter.
-    pub pass: u32,
-    /// Random sites injected per cell.
-    pub inject: u32,
-    /// Sites probed near the cell's best site along the Hilbert curve.
-    pub hilbert_probes: u32,
-    /// Half-width of the Hilbert probe window, in curve positions.
-    pub hilbert_window: u32,
 }
 
 /// Which of the two site records [`SadCandidateKernels::sad_pack_sites`](super::SadCandidateKernels::sad_pack_sites) writes (see

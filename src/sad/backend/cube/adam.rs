@@ -108,6 +108,7 @@ pub(super) fn diffuse_and_step(
 
 /// The Adam kernel; with `clock`, λ and the bias corrections come from it and the sites and
 /// state are stepped in place.
+// The kernel's buffers, its two launch structs and the clock.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn launch_adam(
     sites: CubeTensor,

@@ -11,7 +11,8 @@ use burn_sad_kernels::sad::{
 use cubecl::{CubeCount, CubeDim};
 
 use super::{
-    capacity, cell_grid, empty_i32, empty_ids, expect_sites_and_lists, ids, site_grid, unfilled_ids,
+    capacity, cell_grid, empty_i32, empty_ids, expect_sites_and_lists, ids, pixel_grid, site_grid,
+    unfilled_ids,
 };
 use crate::launch::{
     empty_contiguous, expect_dims, expect_len_at_least, expect_rows_of, launch_kernel,
@@ -87,17 +88,10 @@ pub(super) fn flood_candidates(records: CubeTensor, geometry: RenderGeometry) ->
             ranking.clone().into_tensor_arg(),
             candidates.clone().into_tensor_arg(),
             output.clone().into_tensor_arg(),
-            geometry.cand_w(),
-            geometry.cand_h(),
-            geometry.width,
-            geometry.height,
-            geometry.downscale.max(1),
-            sites,
+            pixel_grid(geometry, &ranking),
             step,
             read_half,
-            geometry.inv_scale_sq(),
             mirror,
-            dtype_to_storage_type(DType::F32),
         ));
         if mirror {
             candidates = output;
@@ -204,19 +198,8 @@ pub(super) fn candidate_pass(
         output.clone().into_tensor_arg(),
         hilbert_order.into_tensor_arg(),
         hilbert_rank.into_tensor_arg(),
-        geometry.cand_w(),
-        geometry.cand_h(),
-        geometry.width,
-        geometry.height,
-        geometry.downscale.max(1),
-        capacity(&packed),
-        pass.jump,
-        pass.pass,
-        pass.inject,
-        pass.hilbert_probes,
-        pass.hilbert_window,
-        geometry.inv_scale_sq(),
-        dtype_to_storage_type(DType::F32),
+        pixel_grid(geometry, &packed),
+        pass.launch_arg(),
     ));
     output
 }

@@ -62,13 +62,15 @@ fn cell_grid(geometry: RenderGeometry) -> (CubeCount, CubeDim) {
     )
 }
 
-/// The per-pixel kernels' [`PixelGrid`] of `geometry` over the site records or sites `sites`.
+/// The per-pixel and per-cell kernels' [`PixelGrid`] of `geometry` over the site records or
+/// sites `sites`.
 fn pixel_grid(geometry: RenderGeometry, sites: &CubeTensor) -> PixelGridLaunch {
     PixelGrid {
         width: geometry.width,
         height: geometry.height,
         cand_w: geometry.cand_w(),
         cand_h: geometry.cand_h(),
+        downscale: geometry.downscale.max(1),
         site_count: capacity(sites),
         inv_scale_sq: geometry.inv_scale_sq(),
     }

@@ -4,7 +4,7 @@ use burn::backend::ops::IntTensorOps;
 use burn::tensor::{IntDType, Shape};
 use burn_cubecl::{CubeBackend, kernel::into_contiguous, tensor::CubeTensor};
 use burn_sad_kernels::sad::{
-    RADIX_BINS, SELECT_STATE, SITE_PARAMS, prune_choose_kernel, prune_histogram_kernel,
+    RADIX_BINS, RadixDigit, SELECT_STATE, SITE_PARAMS, prune_choose_kernel, prune_histogram_kernel,
     prune_mark_kernel, prune_start_kernel,
 };
 use cubecl::{CubeCount, CubeDim};
@@ -60,10 +60,13 @@ pub(super) fn prune(sites: CubeTensor, removal: CubeTensor, count: usize, norm: 
             histogram.clone().into_tensor_arg(),
             norm,
             sites_count,
-            word,
-            shift,
-            key_mask,
-            id_mask,
+            RadixDigit {
+                word,
+                shift,
+                key_mask,
+                id_mask,
+            }
+            .launch_arg(),
         );
         prune_choose_kernel::launch(
             client,

@@ -5,7 +5,7 @@ use burn::backend::cubecl::dtype_to_storage_type;
 use burn::tensor::{DType, Shape};
 use burn_cubecl::{kernel::into_contiguous, tensor::CubeTensor};
 use burn_sad_kernels::sad::{
-    RECORD_WORDS, SITE_PARAMS, TILE, ViewColours, mark_sites_kernel, view_colour_kernel,
+    ColourView, RECORD_WORDS, SITE_PARAMS, TILE, ViewColours, mark_sites_kernel, view_colour_kernel,
 };
 use cubecl::{CubeCount, CubeDim};
 
@@ -35,10 +35,13 @@ pub(super) fn colours(
         sites.clone().into_tensor_arg(),
         winners.into_tensor_arg(),
         image.clone().into_tensor_arg(),
-        width,
-        height,
-        lo,
-        hi,
+        ColourView {
+            width,
+            height,
+            lo,
+            hi,
+        }
+        .launch_arg(),
         colours,
         dtype_to_storage_type(DType::F32),
     ));
