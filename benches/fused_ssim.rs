@@ -285,8 +285,7 @@ fn main() {
         let (train, infer) = bench_row(
             &key,
             shape,
-            op,
-            reference_op,
+            (op, reference_op),
             &args,
             baseline.as_ref(),
             &device,
@@ -310,8 +309,7 @@ fn main() {
         bench_row(
             &key,
             shape,
-            op,
-            reference_op,
+            (op, reference_op),
             &args,
             baseline.as_ref(),
             &device,
@@ -420,12 +418,10 @@ fn roofline_line(
 
 /// Times one row and prints it; returns our train and infer ms, and adds the row's dispatch
 /// line to `dispatch`.
-#[allow(clippy::too_many_arguments)]
 fn bench_row<const D: usize>(
     key: &str,
     shape: [usize; D],
-    op: SsimFn<D>,
-    reference_op: SsimFn<D>,
+    (op, reference_op): (SsimFn<D>, SsimFn<D>),
     args: &Args,
     baseline: Option<&HashMap<String, (f64, f64)>>,
     device: &Device,

@@ -4,7 +4,7 @@
 
 use cubecl::prelude::*;
 
-use super::{GradTargets, InputEncoding, PairWrites, SsimTerm, StripLayout};
+use super::{DepthLayout, GradTargets, InputEncoding, PairWrites, SsimTerm, StripLayout};
 
 /// The runtime scalars of a forward launch.
 #[derive(CubeLaunch, CubeType, Clone, Copy, Debug)]
@@ -202,4 +202,63 @@ impl BackwardConfig {
             BackwardOutput::BlurredPartials => self.targets.partial_count(),
         }
     }
+}
+
+/// The runtime scalars of the 3D depth stage's launches, forward and backward.
+#[derive(CubeLaunch, CubeType, Clone, Copy, Debug)]
+pub struct DepthArgs {
+    /// Slices per volume.
+    pub depth: usize,
+    /// Slice height.
+    pub height: usize,
+    /// Slice width.
+    pub width: usize,
+    /// Depth chunks per volume (the grid's z is volume · chunks + chunk).
+    pub chunks: usize,
+    /// Voxels each side of the map loses (the forward's; the radius for valid padding, else 0).
+    pub crop: usize,
+    /// Stride of the per-volume upstream gradient between volumes (the backward's; 0: one
+    /// value for all).
+    pub upstream_stride: usize,
+    /// Weight of the term at each voxel.
+    pub ssim_scale: f32,
+    /// SSIM's luminance constant (the forward's).
+    pub c1: f32,
+    /// SSIM's contrast constant (the forward's).
+    pub c2: f32,
+}
+
+/// The depth forward's variant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct DepthForwardConfig {
+    /// Window radius.
+    pub radius: usize,
+    /// `f32::to_bits` of the window's sigma.
+    pub sigma_bits: u32,
+    /// The cube's tiling.
+    pub layout: DepthLayout,
+    /// The averaged term.
+    pub term: SsimTerm,
+    /// The partial-derivative maps a training forward stores; `None` for inference.
+    pub targets: Option<GradTargets>,
+    /// Whether `tile_sums` is the map instead of one sum per cube.
+    pub write_map: bool,
+}
+
+/// The depth backward's variant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct DepthBackwardConfig {
+    /// Window radius.
+    pub radius: usize,
+    /// `f32::to_bits` of the window's sigma.
+    pub sigma_bits: u32,
+    /// The cube's tiling.
+    pub layout: DepthLayout,
+    /// The tracked inputs (and so the partial maps read).
+    pub targets: GradTargets,
+    /// Whether the per-voxel upstream gradient already weights the blurred maps (a map's
+    /// backward), so that `upstream` is not read.
+    pub map_upstream: bool,
+    /// How img2 stores its values.
+    pub img2_encoding: InputEncoding,
 }

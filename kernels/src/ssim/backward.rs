@@ -10,7 +10,7 @@ use super::args::{BackwardArgs, BackwardConfig, BackwardOutput, InputStrides, Up
 use super::buffer::{blur_pair, column_slot, store_row};
 use super::index::input_indices;
 use super::load::{InputEncoding, load_input};
-use super::pairs::write_pair;
+use super::pairs::{PairValues, write_pair};
 use super::ring::blur_ring;
 use super::walk::{WalkPixel, pair_item, rounds, walk_pixel};
 use super::{COVARIANCE_SLOT, SIGMA_SQ_SLOT, StripLayout};
@@ -43,6 +43,8 @@ use super::{COVARIANCE_SLOT, SIGMA_SQ_SLOT, StripLayout};
 /// `(⌈W / tile_columns(radius)⌉, ⌈H / layout.tile_rows(radius)⌉, planes)` grid; the layout of
 /// the walk and the pairs is the forward's (see the module docs).
 #[cube(launch, launch_unchecked)]
+// Six buffers (the two images, the mask, the partial maps, the upstream gradient, the
+// gradients), the scalars, the strides and the variant: each tensor is a buffer binding.
 #[allow(clippy::too_many_arguments)]
 pub fn ssim_backward_kernel<F: Float, I1: Numeric, I2: Numeric, G: Float>(
     img1: &Tensor<I1>,
@@ -177,9 +179,11 @@ pub fn ssim_backward_kernel<F: Float, I1: Numeric, I2: Numeric, G: Float>(
                 at.plane_base + item.y * args.width + item.x,
                 valid,
                 total,
-                0usize,
-                writes,
-                writes,
+                comptime![PairValues {
+                    first: 0,
+                    stride: writes,
+                    count: writes,
+                }],
                 config.writes,
             );
         }
@@ -220,6 +224,7 @@ fn fetch_chunk<F: Float>(
 /// per-pixel upstream gradient under [`Upstream::PerPixel`]), zero outside the image, into
 /// slot `ring_slot` of `ring` (`maps` values a slot).
 #[cube]
+// The kernel's two map buffers and the walk, passed down to the unrolled loads.
 #[allow(clippy::too_many_arguments)]
 fn walk_partials<F: Float>(
     partials: &Tensor<F>,
@@ -265,6 +270,7 @@ fn walk_partials<F: Float>(
 /// `blurred[first..]`, into `outs[out..]` (img1's first when both are tracked), or the blurred
 /// partials themselves with [`BackwardOutput::BlurredPartials`].
 #[cube]
+// The kernel's input buffers and the output pixel, passed down to the unrolled epilogue.
 #[allow(clippy::too_many_arguments)]
 fn finish_gradient<F: Float, I1: Numeric, I2: Numeric>(
     img1: &Tensor<I1>,

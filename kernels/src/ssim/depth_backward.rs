@@ -3,21 +3,24 @@
 
 use cubecl::prelude::*;
 
+use super::args::{DepthArgs, DepthBackwardConfig};
 use super::load::{InputEncoding, load_input};
 use super::ring::blur_ring;
-use super::{COLUMNS, COVARIANCE_SLOT, DepthLayout, GradTargets, SIGMA_SQ_SLOT};
+use super::{COLUMNS, COVARIANCE_SLOT, SIGMA_SQ_SLOT};
 
 /// Computes the input gradients of 3D SSIM for one block (layout as in the depth forward).
 ///
 /// - `blurred`: the `[partial_count, volumes·depth·height·width]` stack of XY-blurred partial
 ///   maps (the 2D backward kernel's `blur_only` output over all slices).
-/// - `upstream[volume · upstream_stride]`: the upstream gradient of this volume's value (stride 0
+/// - `upstream[volume · args.upstream_stride]`: the upstream gradient of this volume's value (stride 0
 ///   when the forward summed all volumes into one value).
-/// - With `map_upstream`, the per-voxel upstream gradient already weights `blurred` (the slice
+/// - With `config.map_upstream`, the per-voxel upstream gradient already weights `blurred` (the slice
 ///   stage staged the partial maps times it), and `upstream` is not read.
 /// - `img1`, `img2`: the volumes in their storage types, read as `F` (see the 2D forward).
 /// - `grads`: `[grad_count, volumes·depth·height·width]` of `G`, img1's gradient first.
 #[cube(launch)]
+// Five buffers (the two volumes, the blurred maps, the upstream gradient, the gradients), the
+// scalars and the variant: CubeCL binds each tensor argument as a buffer of its own.
 #[allow(clippy::too_many_arguments)]
 pub fn ssim3d_depth_backward_kernel<F: Float, I1: Numeric, I2: Numeric, G: Float>(
     img1: &Tensor<I1>,
@@ -25,20 +28,22 @@ pub fn ssim3d_depth_backward_kernel<F: Float, I1: Numeric, I2: Numeric, G: Float
     blurred: &Tensor<F>,
     upstream: &Tensor<F>,
     grads: &mut Tensor<G>,
-    depth: usize,
-    height: usize,
-    width: usize,
-    chunks: usize,
-    upstream_stride: usize,
-    ssim_scale: f32,
-    #[comptime] radius: usize,
-    #[comptime] sigma_bits: u32,
-    #[comptime] layout: DepthLayout,
-    #[comptime] targets: GradTargets,
-    #[comptime] map_upstream: bool,
-    #[comptime] img2_encoding: InputEncoding,
+    args: DepthArgs,
+    #[comptime] config: DepthBackwardConfig,
     #[define(F, I1, I2, G)] _dtypes: [ElemType; 4],
 ) {
+    let radius = comptime![config.radius];
+    let sigma_bits = comptime![config.sigma_bits];
+    let layout = comptime![config.layout];
+    let targets = comptime![config.targets];
+    let map_upstream = comptime![config.map_upstream];
+    let img2_encoding = comptime![config.img2_encoding];
+    let depth = args.depth;
+    let height = args.height;
+    let width = args.width;
+    let chunks = args.chunks;
+    let upstream_stride = args.upstream_stride;
+    let ssim_scale = args.ssim_scale;
     let taps_len = comptime![2 * radius + 1];
     let maps = comptime![targets.partial_count()];
     let x = CUBE_POS_X as usize * COLUMNS + UNIT_POS_X as usize;

@@ -3,10 +3,11 @@
 
 use cubecl::prelude::*;
 
-use super::epilogue::{SsimTerm, ssim_terms};
+use super::args::{DepthArgs, DepthForwardConfig};
+use super::epilogue::{LocalMoments, ssim_terms};
 use super::reduce::write_tile_sum;
 use super::ring::blur_ring;
-use super::{COLUMNS, COVARIANCE_SLOT, DepthLayout, GradTargets, SIGMA_SQ_SLOT};
+use super::{COLUMNS, COVARIANCE_SLOT, SIGMA_SQ_SLOT};
 
 /// Statistics per voxel: μ₁, μ₂, E[x²], E[y²], E[xy].
 const STATS: usize = 5;
@@ -16,10 +17,11 @@ const STATS: usize = 5;
 ///
 /// - `moments`: the `[5, volumes·depth·height·width]` stack of XY-blurred statistics (the 2D
 ///   forward kernel's `moments_only` output over all slices).
-/// - `tile_sums[cube]`: `ssim_scale` times the sum of the `term` map over the block's voxels
-///   inside the map region (the whole volume, or its `crop`-voxel interior for valid padding).
-/// - `partials`: as in the 2D forward, per voxel, with `targets = Some(..)`.
-/// - With `write_map`, `tile_sums` is instead the map, `[volumes·depth·height·width]`:
+/// - `tile_sums[cube]`: `args.ssim_scale` times the sum of the `config.term` map over the
+///   block's voxels inside the map region (the whole volume, or its `args.crop`-voxel interior
+///   for valid padding).
+/// - `partials`: as in the 2D forward, per voxel, with `config.targets = Some(..)`.
+/// - With `config.write_map`, `tile_sums` is instead the map, `[volumes·depth·height·width]`:
 ///   `ssim_scale · term` inside the map region, zero elsewhere, nothing reduced.
 ///
 /// Each unit owns one voxel column and walks its depth chunk, keeping the last
@@ -27,27 +29,25 @@ const STATS: usize = 5;
 /// `(COLUMNS, layout.rows)` cube and a `(⌈W / COLUMNS⌉, ⌈H / layout.rows⌉, volumes · chunks)`
 /// grid, `chunks = ⌈D / layout.depth_chunk⌉`.
 #[cube(launch)]
-#[allow(clippy::too_many_arguments)]
 pub fn ssim3d_depth_forward_kernel<F: Float>(
     moments: &Tensor<F>,
     tile_sums: &mut Tensor<F>,
     partials: &mut Tensor<F>,
-    depth: usize,
-    height: usize,
-    width: usize,
-    chunks: usize,
-    crop: usize,
-    ssim_scale: f32,
-    c1: f32,
-    c2: f32,
-    #[comptime] radius: usize,
-    #[comptime] sigma_bits: u32,
-    #[comptime] layout: DepthLayout,
-    #[comptime] term: SsimTerm,
-    #[comptime] targets: Option<GradTargets>,
-    #[comptime] write_map: bool,
+    args: DepthArgs,
+    #[comptime] config: DepthForwardConfig,
     #[define(F)] _dtype: ElemType,
 ) {
+    let radius = comptime![config.radius];
+    let sigma_bits = comptime![config.sigma_bits];
+    let layout = comptime![config.layout];
+    let targets = comptime![config.targets];
+    let write_map = comptime![config.write_map];
+    let depth = args.depth;
+    let height = args.height;
+    let width = args.width;
+    let chunks = args.chunks;
+    let crop = args.crop;
+    let ssim_scale = args.ssim_scale;
     let taps_len = comptime![2 * radius + 1];
     let x = CUBE_POS_X as usize * COLUMNS + UNIT_POS_X as usize;
     let y = CUBE_POS_Y as usize * comptime![layout.rows] + UNIT_POS_Y as usize;
@@ -82,7 +82,14 @@ pub fn ssim3d_depth_forward_kernel<F: Float>(
             let z = z0 + out;
             let in_volume = in_slice && z < depth;
             let in_map = in_slice_map && z >= crop && z + crop < depth;
-            let terms = ssim_terms::<F>(v[0], v[1], v[2], v[3], v[4], c1, c2, term);
+            let moments = LocalMoments::<F> {
+                mu1: v[0],
+                mu2: v[1],
+                e11: v[2],
+                e22: v[3],
+                e12: v[4],
+            };
+            let terms = ssim_terms::<F>(moments, args.c1, args.c2, comptime![config.term]);
             if comptime![write_map] {
                 if in_volume {
                     let keep = F::cast_from(in_map);

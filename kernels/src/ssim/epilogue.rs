@@ -29,20 +29,35 @@ pub struct SsimTerms<F: Float> {
     pub d_mu2: F,
 }
 
-/// Evaluates the term with fused-ssim's clamps: the variances at 0 (in value only) and SSIM to
-/// [−1, 1], with all derivatives zero where SSIM was clamped.
+/// A pixel's five blurred statistics.
+#[derive(CubeType)]
+pub struct LocalMoments<F: Float> {
+    /// μx, the blurred img1.
+    pub mu1: F,
+    /// μy, the blurred img2.
+    pub mu2: F,
+    /// E\[x²\].
+    pub e11: F,
+    /// E\[y²\].
+    pub e22: F,
+    /// E\[xy\].
+    pub e12: F,
+}
+
+/// Evaluates the term at the pixel of `moments` with fused-ssim's clamps: the variances at 0
+/// (in value only) and SSIM to [−1, 1], with all derivatives zero where SSIM was clamped.
 #[cube]
-#[allow(clippy::too_many_arguments)]
 pub fn ssim_terms<F: Float>(
-    mu1: F,
-    mu2: F,
-    e11: F,
-    e22: F,
-    e12: F,
+    moments: LocalMoments<F>,
     c1: f32,
     c2: f32,
     #[comptime] term: SsimTerm,
 ) -> SsimTerms<F> {
+    let mu1 = moments.mu1;
+    let mu2 = moments.mu2;
+    let e11 = moments.e11;
+    let e22 = moments.e22;
+    let e12 = moments.e12;
     let zero = F::new(0.0);
     let one = F::new(1.0);
     let two = F::new(2.0);

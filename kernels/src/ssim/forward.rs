@@ -5,10 +5,10 @@ use cubecl::prelude::*;
 
 use super::args::{ForwardArgs, ForwardConfig, ForwardOutput, InputStrides};
 use super::buffer::{blur_pair, column_slot, store_row};
-use super::epilogue::ssim_terms;
+use super::epilogue::{LocalMoments, ssim_terms};
 use super::index::input_indices;
 use super::load::{InputEncoding, decode_input, load_input};
-use super::pairs::write_pair;
+use super::pairs::{PairValues, write_pair};
 use super::reduce::write_tile_sum;
 use super::ring::blur_ring;
 use super::walk::{WalkPixel, pair_item, rounds, walk_pixel};
@@ -45,6 +45,8 @@ use super::{COVARIANCE_SLOT, SIGMA_SQ_SLOT, StripLayout};
 /// Launch with a `(WALK_COLUMNS, layout.strips)` cube and a
 /// `(⌈W / tile_columns(radius)⌉, ⌈H / layout.tile_rows(radius)⌉, planes)` grid.
 #[cube(launch, launch_unchecked)]
+// Five buffers (the two images, the mask, the sums or map, the partial maps), the scalars, the
+// strides and the variant: each tensor is a buffer binding of its own.
 #[allow(clippy::too_many_arguments)]
 pub fn ssim_forward_kernel<F: Float, I1: Numeric, I2: Numeric>(
     img1: &Tensor<I1>,
@@ -186,9 +188,11 @@ pub fn ssim_forward_kernel<F: Float, I1: Numeric, I2: Numeric>(
                     index,
                     valid,
                     total,
-                    0usize,
-                    writes,
-                    1usize,
+                    comptime![PairValues {
+                        first: 0,
+                        stride: writes,
+                        count: 1,
+                    }],
                     config.writes,
                 );
             }
@@ -199,9 +203,11 @@ pub fn ssim_forward_kernel<F: Float, I1: Numeric, I2: Numeric>(
                     index,
                     valid,
                     total,
-                    comptime![config.map_writes()],
-                    writes,
-                    comptime![config.partial_writes()],
+                    comptime![PairValues {
+                        first: config.map_writes(),
+                        stride: writes,
+                        count: config.partial_writes(),
+                    }],
                     config.writes,
                 );
             }
@@ -240,6 +246,7 @@ impl<F: Float, I1: Numeric, I2: Numeric> Fetched<F, I1, I2> {
 /// Reads the `2·radius + 1` input rows of a chunk, from row `first` of the walk on, into
 /// `fetched` (see [`fetch_pixel`]).
 #[cube]
+// The kernel's three input buffers, passed down to the unrolled loads.
 #[allow(clippy::too_many_arguments)]
 fn fetch_chunk<F: Float, I1: Numeric, I2: Numeric>(
     img1: &Tensor<I1>,
@@ -273,6 +280,7 @@ fn fetch_chunk<F: Float, I1: Numeric, I2: Numeric>(
 /// and, under a window mask, the mask. Outside the image both images are zero and the mask one
 /// (zero padding counts as data).
 #[cube]
+// The kernel's three input buffers, passed down to the unrolled loads.
 #[allow(clippy::too_many_arguments)]
 fn fetch_pixel<F: Float, I1: Numeric, I2: Numeric>(
     img1: &Tensor<I1>,
@@ -357,6 +365,7 @@ fn push_values<F: Float, I1: Numeric, I2: Numeric>(
 /// unless the output is [`ForwardOutput::TileSums`]). A pixel outside the image adds nothing
 /// and is not stored.
 #[cube]
+// The kernel's input buffers and the output pixel, passed down to the unrolled epilogue.
 #[allow(clippy::too_many_arguments)]
 fn finish_pixel<F: Float, I1: Numeric, I2: Numeric>(
     img1: &Tensor<I1>,
@@ -399,16 +408,14 @@ fn finish_pixel<F: Float, I1: Numeric, I2: Numeric>(
             }
             in_map = in_map && weight > F::new(0.0);
         }
-        let terms = ssim_terms::<F>(
-            blurred[mu] * inv_weight,
-            blurred[mu + 1] * inv_weight,
-            blurred[mu + 2] * inv_weight,
-            blurred[mu + 3] * inv_weight,
-            blurred[mu + 4] * inv_weight,
-            args.c1,
-            args.c2,
-            comptime![config.term],
-        );
+        let moments = LocalMoments::<F> {
+            mu1: blurred[mu] * inv_weight,
+            mu2: blurred[mu + 1] * inv_weight,
+            e11: blurred[mu + 2] * inv_weight,
+            e22: blurred[mu + 3] * inv_weight,
+            e12: blurred[mu + 4] * inv_weight,
+        };
+        let terms = ssim_terms::<F>(moments, args.c1, args.c2, comptime![config.term]);
         // |img1 − img2| at the pixel, read again where the L1 term needs it.
         let mut l1 = F::new(0.0);
         if comptime![config.l1] {

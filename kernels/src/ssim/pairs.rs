@@ -16,22 +16,35 @@ pub enum PairWrites {
     Shuffled,
 }
 
-/// Stores `values[q · stride + first + k]` at `output[k · total + index + q]` for the
-/// `count` maps `k` and the two pixels `q` whose bit is set in `valid`, as `writes` says.
-/// `index` is pixel 0's index in a map. Every unit of the cube must call this (shuffles).
+/// Which of a unit's values [`write_pair`] stores: pixel `q`'s value of map `k` is
+/// `values[q · stride + first + k]`, for the `count` maps `k`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct PairValues {
+    /// Map 0's value of pixel 0.
+    pub first: usize,
+    /// Values from pixel 0's to pixel 1's.
+    pub stride: usize,
+    /// Maps stored.
+    pub count: usize,
+}
+
+/// Stores pixel `q`'s values of map `k` (`pair` says where they are in `values`) at
+/// `output[k · total + index + q]` for the two pixels `q` whose bit is set in `valid`, as
+/// `writes` says. `index` is pixel 0's index in a map. Every unit of the cube must call this
+/// (shuffles).
 #[cube]
-#[allow(clippy::too_many_arguments)]
 pub fn write_pair<F: Float, O: Float>(
     output: &mut Tensor<O>,
     values: &Array<F>,
     index: usize,
     valid: u32,
     total: usize,
-    #[comptime] first: usize,
-    #[comptime] stride: usize,
-    #[comptime] count: usize,
+    #[comptime] pair: PairValues,
     #[comptime] writes: PairWrites,
 ) {
+    let first = comptime![pair.first];
+    let stride = comptime![pair.stride];
+    let count = comptime![pair.count];
     if comptime![writes == PairWrites::Direct] {
         #[unroll]
         for q in 0..2usize {
