@@ -4,18 +4,19 @@
 use cubecl::prelude::*;
 
 use super::args::{DepthArgs, DepthBackwardConfig};
+use super::depth_walk::depth_column;
 use super::load::{InputEncoding, load_input};
 use super::ring::blur_ring;
-use super::{COLUMNS, COVARIANCE_SLOT, SIGMA_SQ_SLOT};
+use super::{COVARIANCE_SLOT, SIGMA_SQ_SLOT};
 
 /// Computes the input gradients of 3D SSIM for one block (layout as in the depth forward).
 ///
 /// - `blurred`: the `[partial_count, volumes·depth·height·width]` stack of XY-blurred partial
 ///   maps (the 2D backward kernel's `blur_only` output over all slices).
-/// - `upstream[volume · args.upstream_stride]`: the upstream gradient of this volume's value (stride 0
-///   when the forward summed all volumes into one value).
-/// - With `config.map_upstream`, the per-voxel upstream gradient already weights `blurred` (the slice
-///   stage staged the partial maps times it), and `upstream` is not read.
+/// - `upstream[volume · args.upstream_stride]`: the upstream gradient of this volume's value
+///   (stride 0 when the forward summed all volumes into one value).
+/// - With `config.map_upstream`, the per-voxel upstream gradient already weights `blurred` (the
+///   slice stage staged the partial maps times it), and `upstream` is not read.
 /// - `img1`, `img2`: the volumes in their storage types, read as `F` (see the 2D forward).
 /// - `grads`: `[grad_count, volumes·depth·height·width]` of `G`, img1's gradient first.
 #[cube(launch)]
@@ -39,38 +40,27 @@ pub fn ssim3d_depth_backward_kernel<F: Float, I1: Numeric, I2: Numeric, G: Float
     let map_upstream = comptime![config.map_upstream];
     let img2_encoding = comptime![config.img2_encoding];
     let depth = args.depth;
-    let height = args.height;
-    let width = args.width;
-    let chunks = args.chunks;
-    let upstream_stride = args.upstream_stride;
-    let ssim_scale = args.ssim_scale;
     let taps_len = comptime![2 * radius + 1];
     let maps = comptime![targets.partial_count()];
-    let x = CUBE_POS_X as usize * COLUMNS + UNIT_POS_X as usize;
-    let y = CUBE_POS_Y as usize * comptime![layout.rows] + UNIT_POS_Y as usize;
-    let volume = CUBE_POS_Z as usize / chunks;
-    let z0 = (CUBE_POS_Z as usize % chunks) * comptime![layout.depth_chunk];
-    let slice = height * width;
+    let at = depth_column(&args, layout);
     let total = img1.len();
-    let in_slice = x < width && y < height;
-    let column = volume * depth * slice + y * width + x;
-    let mut scale = F::cast_from(ssim_scale);
+    let mut scale = F::cast_from(args.ssim_scale);
     if comptime![!map_upstream] {
-        scale *= upstream[volume * upstream_stride];
+        scale *= upstream[at.volume * args.upstream_stride];
     }
     let two = F::new(2.0);
 
     let mut ring = Array::<F>::new(comptime![maps * taps_len]);
     #[unroll]
     for r in 0..comptime![layout.depth_chunk + 2 * radius] {
-        let zr = z0 + r;
-        let loaded = in_slice && zr >= radius && zr < depth + radius;
+        let zr = at.z0 + r;
+        let loaded = at.in_slice && zr >= radius && zr < depth + radius;
         let slot = comptime![(r % taps_len) * maps];
         #[unroll]
         for m in 0..maps {
             let mut v = F::new(0.0);
             if loaded {
-                v = blurred[m * total + column + (zr - radius) * slice];
+                v = blurred[m * total + at.column + (zr - radius) * at.slice];
             }
             ring[slot + m] = v;
         }
@@ -78,9 +68,9 @@ pub fn ssim3d_depth_backward_kernel<F: Float, I1: Numeric, I2: Numeric, G: Float
         if comptime![r >= 2 * radius] {
             let out = comptime![r - 2 * radius];
             let v = blur_ring::<F>(&ring, out, radius, sigma_bits, maps);
-            let z = z0 + out;
-            if in_slice && z < depth {
-                let idx = column + z * slice;
+            let z = at.z0 + out;
+            if at.in_slice && z < depth {
+                let idx = at.column + z * at.slice;
                 let a = load_input::<F, I1>(img1, idx, InputEncoding::Float);
                 let b = load_input::<F, I2>(img2, idx, img2_encoding);
                 let g_var = v[comptime![SIGMA_SQ_SLOT]];

@@ -4,10 +4,11 @@
 use cubecl::prelude::*;
 
 use super::args::{DepthArgs, DepthForwardConfig};
+use super::depth_walk::depth_column;
 use super::epilogue::{LocalMoments, ssim_terms};
 use super::reduce::write_tile_sum;
 use super::ring::blur_ring;
-use super::{COLUMNS, COVARIANCE_SLOT, SIGMA_SQ_SLOT};
+use super::{COVARIANCE_SLOT, SIGMA_SQ_SLOT};
 
 /// Statistics per voxel: μ₁, μ₂, E[x²], E[y²], E[xy].
 const STATS: usize = 5;
@@ -43,35 +44,30 @@ pub fn ssim3d_depth_forward_kernel<F: Float>(
     let targets = comptime![config.targets];
     let write_map = comptime![config.write_map];
     let depth = args.depth;
-    let height = args.height;
-    let width = args.width;
-    let chunks = args.chunks;
     let crop = args.crop;
     let ssim_scale = args.ssim_scale;
     let taps_len = comptime![2 * radius + 1];
-    let x = CUBE_POS_X as usize * COLUMNS + UNIT_POS_X as usize;
-    let y = CUBE_POS_Y as usize * comptime![layout.rows] + UNIT_POS_Y as usize;
-    let volume = CUBE_POS_Z as usize / chunks;
-    let z0 = (CUBE_POS_Z as usize % chunks) * comptime![layout.depth_chunk];
-    let slice = height * width;
+    let at = depth_column(&args, layout);
     let total = moments.len() / STATS;
-    let in_slice = x < width && y < height;
-    let in_slice_map = in_slice && x >= crop && y >= crop && x + crop < width && y + crop < height;
-    let column = volume * depth * slice + y * width + x;
+    let in_slice_map = at.in_slice
+        && at.x >= crop
+        && at.y >= crop
+        && at.x + crop < args.width
+        && at.y + crop < args.height;
 
     let mut tile_sum = F::new(0.0);
     let mut ring = Array::<F>::new(comptime![STATS * taps_len]);
     #[unroll]
     for r in 0..comptime![layout.depth_chunk + 2 * radius] {
         // Slice `z0 + r − radius`, zero outside the volume.
-        let zr = z0 + r;
-        let loaded = in_slice && zr >= radius && zr < depth + radius;
+        let zr = at.z0 + r;
+        let loaded = at.in_slice && zr >= radius && zr < depth + radius;
         let slot = comptime![(r % taps_len) * STATS];
         #[unroll]
         for s in 0..STATS {
             let mut v = F::new(0.0);
             if loaded {
-                v = moments[s * total + column + (zr - radius) * slice];
+                v = moments[s * total + at.column + (zr - radius) * at.slice];
             }
             ring[slot + s] = v;
         }
@@ -79,8 +75,8 @@ pub fn ssim3d_depth_forward_kernel<F: Float>(
         if comptime![r >= 2 * radius] {
             let out = comptime![r - 2 * radius];
             let v = blur_ring::<F>(&ring, out, radius, sigma_bits, STATS);
-            let z = z0 + out;
-            let in_volume = in_slice && z < depth;
+            let z = at.z0 + out;
+            let in_volume = at.in_slice && z < depth;
             let in_map = in_slice_map && z >= crop && z + crop < depth;
             let moments = LocalMoments::<F> {
                 mu1: v[0],
@@ -93,7 +89,8 @@ pub fn ssim3d_depth_forward_kernel<F: Float>(
             if comptime![write_map] {
                 if in_volume {
                     let keep = F::cast_from(in_map);
-                    tile_sums[column + z * slice] = keep * F::cast_from(ssim_scale) * terms.value;
+                    tile_sums[at.column + z * at.slice] =
+                        keep * F::cast_from(ssim_scale) * terms.value;
                 }
             } else {
                 if in_map {
@@ -103,7 +100,7 @@ pub fn ssim3d_depth_forward_kernel<F: Float>(
             if comptime![targets.is_some()] {
                 let targets = comptime![targets.unwrap()];
                 if in_volume {
-                    let idx = column + z * slice;
+                    let idx = at.column + z * at.slice;
                     let keep = F::cast_from(in_map);
                     partials[comptime![SIGMA_SQ_SLOT] * total + idx] = keep * terms.d_var;
                     partials[comptime![COVARIANCE_SLOT] * total + idx] = keep * terms.d_cov;

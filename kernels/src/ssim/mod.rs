@@ -44,6 +44,8 @@ mod buffer;
 mod depth_backward;
 #[allow(missing_docs)] // CubeCL-generated launch items: see the crate root.
 mod depth_forward;
+#[allow(missing_docs)] // CubeCL-generated expand items: see the crate root.
+mod depth_walk;
 mod epilogue;
 #[allow(missing_docs)] // CubeCL-generated launch items: see the crate root.
 mod forward;

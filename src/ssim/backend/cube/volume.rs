@@ -55,6 +55,22 @@ impl DepthGeometry {
             cubes: tiles_x * tiles_y * volumes * chunks,
         }
     }
+
+    /// The depth kernels' scalars over this grid: the forward's `crop`, the backward's
+    /// `upstream_stride` (each 0 for the other), and the term's weight.
+    fn args(&self, crop: usize, upstream_stride: usize, ssim_scale: f32) -> DepthArgsLaunch {
+        DepthArgsLaunch::new(
+            self.depth,
+            self.height,
+            self.width,
+            self.chunks,
+            crop,
+            upstream_stride,
+            ssim_scale,
+            C1,
+            C2,
+        )
+    }
 }
 
 /// 3D forward: the 2D forward kernel blurs the five statistics of every slice in XY, then the
@@ -115,6 +131,7 @@ pub(super) fn forward_volume(
         None => unused,
     };
     let (ssim_scale, _) = config.scales(&shape);
+    let args = volume.args(config.crop(), 0, ssim_scale);
     ssim3d_depth_forward_kernel::launch(
         &img1.client,
         volume.count,
@@ -122,17 +139,7 @@ pub(super) fn forward_volume(
         moments.into_tensor_arg(),
         tile_sums.clone().into_tensor_arg(),
         partials.clone().into_tensor_arg(),
-        DepthArgsLaunch::new(
-            volume.depth,
-            volume.height,
-            volume.width,
-            volume.chunks,
-            config.crop(),
-            0,
-            ssim_scale,
-            C1,
-            C2,
-        ),
+        args,
         DepthForwardConfig {
             radius: config.radius,
             sigma_bits: config.sigma_bits,
@@ -217,6 +224,8 @@ pub(super) fn backward_volume(
         grad_dtype(&img1, &img2, targets),
     );
     let (ssim_scale, _) = config.scales(&shape);
+    let per_volume = config.reduction == KernelReduction::PerPlane;
+    let args = volume.args(0, usize::from(per_volume), ssim_scale);
     ssim3d_depth_backward_kernel::launch(
         &img1.client,
         volume.count,
@@ -226,17 +235,7 @@ pub(super) fn backward_volume(
         blurred.into_tensor_arg(),
         upstream.into_tensor_arg(),
         grads.clone().into_tensor_arg(),
-        DepthArgsLaunch::new(
-            volume.depth,
-            volume.height,
-            volume.width,
-            volume.chunks,
-            0,
-            usize::from(config.reduction == KernelReduction::PerPlane),
-            ssim_scale,
-            C1,
-            C2,
-        ),
+        args,
         DepthBackwardConfig {
             radius: config.radius,
             sigma_bits: config.sigma_bits,
