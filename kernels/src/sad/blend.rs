@@ -27,8 +27,9 @@ pub struct Blend<F: Float> {
     pub inv_sum: F,
 }
 
-/// The blend at point (`qx`, `qy`) over the `K` candidates of `cell` of `grid`: logits z_k = −τ·s_k,
-/// softmax with max subtraction over the live slots, weights = e_k · (1 / max(Σe, 1e-8)).
+/// The blend at point (`qx`, `qy`) over the `K` candidates of `cell` of `grid`: logits
+/// z_k = −τ·s_k, softmax with max subtraction over the live slots, weights
+/// = e_k · (1 / max(Σe, 1e-8)).
 /// `guard_stretch` as in [`slot_score`].
 #[cube]
 pub fn blend_weights<F: Float, N: Size>(

@@ -103,9 +103,10 @@ pub fn jfa_flood_kernel<N: Size>(
     #[comptime] mirror: bool,
 ) {
     let cand_w = grid.cand_w;
+    let cand_h = grid.cand_h;
     let cx = CUBE_POS_X as usize * CUBE_DIM_X as usize + UNIT_POS_X as usize;
     let cy = CUBE_POS_Y as usize * CUBE_DIM_Y as usize + UNIT_POS_Y as usize;
-    if cx >= cand_w || cy >= grid.cand_h {
+    if cx >= cand_w || cy >= cand_h {
         terminate!();
     }
     let mut list = empty_ranked::<f32>(cx, cy, grid.downscale, grid.width, grid.height, HALF);
@@ -119,11 +120,7 @@ pub fn jfa_flood_kernel<N: Size>(
     let mut sample = 0i32;
     while sample < 9 {
         let sx = i32::clamp(cx as i32 + (sample % 3 - 1) * step, 0, cand_w as i32 - 1);
-        let sy = i32::clamp(
-            cy as i32 + (sample / 3 - 1) * step,
-            0,
-            grid.cand_h as i32 - 1,
-        );
+        let sy = i32::clamp(cy as i32 + (sample / 3 - 1) * step, 0, cand_h as i32 - 1);
         let neighbour = (sy as usize * cand_w + sx as usize) * per_cell + read;
         let mut load = 0usize;
         while load < per_half.runtime() {

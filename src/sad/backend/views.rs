@@ -22,9 +22,9 @@ use crate::fusion_op::{Lazy, float, queue};
 /// dots. Nothing differentiates them (see [`SadKernels`](super::SadKernels)).
 #[backend_extension(Cube: cfg(feature = "cube"))]
 pub trait SadViewKernels: Backend {
-    /// [`SadBackend::sad_render`](super::SadBackend::sad_render) from the full records of the sites
-    /// ([`SiteRecordKind::Full`](super::SiteRecordKind::Full)), packed once for many renders of the same sites; not
-    /// differentiable.
+    /// [`SadBackend::sad_render`](super::SadBackend::sad_render) from the full records of the
+    /// sites ([`SiteRecordKind::Full`](super::SiteRecordKind::Full)), packed once for many
+    /// renders of the same sites; not differentiable.
     fn sad_render_records(
         records: IntTensor<Self>,
         candidates: IntTensor<Self>,
@@ -33,7 +33,8 @@ pub trait SadViewKernels: Backend {
 
     /// The site that wins each pixel of the render (the live candidate of largest blend
     /// weight; −1 where none is live), from the full records of the sites
-    /// ([`SiteRecordKind::Full`](super::SiteRecordKind::Full)): `[height, width]` i32. The debug views colour by it.
+    /// ([`SiteRecordKind::Full`](super::SiteRecordKind::Full)): `[height, width]` i32. The
+    /// debug views colour by it.
     fn sad_winners(
         records: IntTensor<Self>,
         candidates: IntTensor<Self>,
