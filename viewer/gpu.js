@@ -25,7 +25,7 @@ const f32Bits = (() => {
 })();
 
 /** The kernels the viewer launches (the page asks the adapter for what these need). */
-export const VIEWER_KERNELS = ['pack_full', 'pack_ranking', 'seed', 'exact_ranking', 'flood', 'flood_mirror',
+export const VIEWER_KERNELS = ['pack_full', 'pack_ranking', 'clear_seed', 'seed', 'exact_ranking', 'flood', 'flood_mirror',
   'candidate_pass', 'render', 'winners', 'colours_cells', 'colours_tau', 'colours_anisotropy', 'mark_rings',
   'mark_centres', 'rgba'];
 
@@ -317,8 +317,10 @@ export async function renderView(gpu, parsed, sitesTensor, view, width, height, 
     gpu.launch(e, 'pack_full', { sites: t.sites, packed: t.records, zeroed: t.zeroed }, viewScalars, packCount);
     gpu.launch(e, 'pack_ranking', { sites: t.sites, packed: t.ranking, zeroed: t.zeroed }, viewScalars, packCount);
     // The jump flood from the exact records: seeds, then steps P/2 … 1.
-    gpu.launch(e, 'seed', { records: t.records, candidates: t.lists },
-      { ...size, inv_downscale: 1 }, grid1d(count, LINE_CUBE));
+    for (const kernel of ['clear_seed', 'seed']) {
+      gpu.launch(e, kernel, { records: t.records, candidates: t.lists },
+        { ...size, inv_scale_sq: invScaleSq }, grid1d(count, LINE_CUBE));
+    }
     gpu.launch(e, 'exact_ranking', { records: t.records, ranking: t.exact }, size, grid1d(count, LINE_CUBE));
     let step = nextPowerOfTwo(Math.max(width, height)) / 2;
     let readHalf = 0;

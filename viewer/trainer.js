@@ -22,7 +22,7 @@ const LOG_TAU = 2;
 const IDENTITY = { scale: 1, offset_x: 0, offset_y: 0, log_tau_shift: 0 };
 
 /** Every kernel a fit launches (the page checks the adapter's limits against them). */
-export const TRAINING_KERNELS = ['init_candidates', 'seed', 'pack_full', 'pack_ranking', 'pack_gradients',
+export const TRAINING_KERNELS = ['init_candidates', 'clear_seed', 'seed', 'pack_full', 'pack_ranking', 'pack_gradients',
   'pack_densify', 'pack_removal', 'candidate_pass', 'backward', 'statistics_densify', 'statistics_removal',
   'tau_find', 'tau_list', 'adam', 'prune_start', 'prune_histogram', 'prune_choose', 'prune_mark', 'render', 'rgba',
   // The saved file's render (`filePsnr`), as `sad render` builds its lists.
@@ -161,8 +161,10 @@ export class Trainer {
       gpu.launch(e, 'init_candidates', { candidates: t.lists[0] },
         { cand_w: g.candW, cand_h: g.candH, site_count: count, seed }, grid2d(g.candW, g.candH, CELL_TILE));
       this.pack(e, 'pack_full', count, t.zeroed);
-      gpu.launch(e, 'seed', { records: t.records, candidates: t.lists[0] },
-        { cand_w: g.candW, cand_h: g.candH, site_count: count, inv_downscale: f(1 / g.downscale) }, grid1d(count, LINE_CUBE));
+      for (const kernel of ['clear_seed', 'seed']) {
+        gpu.launch(e, kernel, { records: t.records, candidates: t.lists[0] },
+          { ...this.sizes(), site_count: count }, grid1d(count, LINE_CUBE));
+      }
     });
   }
 

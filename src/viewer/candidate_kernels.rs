@@ -3,8 +3,9 @@
 
 use burn_sad_kernels::sad::{
     CELL_TILE, PACK_CUBE, candidate_pass_kernel::CandidatePassKernel,
-    exact_ranking_kernel::ExactRankingKernel, jfa_flood_kernel::JfaFloodKernel,
-    pack_sites_kernel::PackSitesKernel, seed_candidates_kernel::SeedCandidatesKernel,
+    clear_seed_cells_kernel::ClearSeedCellsKernel, exact_ranking_kernel::ExactRankingKernel,
+    jfa_flood_kernel::JfaFloodKernel, pack_sites_kernel::PackSitesKernel,
+    seed_candidates_kernel::SeedCandidatesKernel,
 };
 
 use super::ViewerError;
@@ -24,9 +25,10 @@ pub(super) fn candidate_kernels(c: &Common) -> Result<Vec<ExportedKernel>, Viewe
     kernels.push(export!(c, "exact_ranking", site_1d, ExactRankingKernel;
         [records: T(u32, VECTOR), ranking: T(u32, VECTOR), site_count: usize];
         VECTOR)?);
+    kernels.push(export!(c, "clear_seed", site_1d, ClearSeedCellsKernel;
+        [records: T(u32, 1), candidates: T(i32, 1), grid: PixelGrid];)?);
     kernels.push(export!(c, "seed", site_1d, SeedCandidatesKernel;
-        [records: T(u32, 1), candidates: T(i32, 1), cand_w: usize, cand_h: usize,
-         site_count: usize, inv_downscale: f32];)?);
+        [records: T(u32, 1), candidates: T(i32, 1), grid: PixelGrid];)?);
     for (name, mirror) in [("flood", false), ("flood_mirror", true)] {
         kernels.push(export!(c, name, cell_2d, JfaFloodKernel;
             [ranking: T(u32, VECTOR), candidates: T(i32, VECTOR), output: T(i32, VECTOR),

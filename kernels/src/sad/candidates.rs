@@ -49,33 +49,63 @@ pub fn init_candidates_kernel(
     }
 }
 
-/// Writes every active site into slot 0 of the cell under its position, read from its full
-/// record (`records`, `[capacity, RECORD_WORDS]`, see
-/// [`pack_sites_kernel`](crate::sad::pack_sites_kernel())). When several sites share a cell,
-/// one of them wins (as in the reference, which races too).
+/// The cell of the candidate grid under site `site`'s position, read from its full record
+/// (`records`, `[capacity, RECORD_WORDS]`, see
+/// [`pack_sites_kernel`](crate::sad::pack_sites_kernel())), or -1 for an inactive site. A live
+/// site outside the image (a viewed record) is in the nearest edge cell.
+#[cube]
+fn seed_cell(records: &Tensor<u32>, site: usize, grid: &PixelGrid) -> i32 {
+    let px = f32::reinterpret(records[site * RECORD_WORDS + RANK_X]);
+    let py = f32::reinterpret(records[site * RECORD_WORDS + RANK_X + 1]);
+    // Truncated to whole pixels first: ⌊⌊p⌋ / d⌋ = ⌊p / d⌋ for p ≥ 0 and a whole d, and the
+    // clamp takes every negative position to cell 0 either way.
+    let downscale = grid.downscale as i32;
+    let cx = i32::clamp(i32::cast_from(px) / downscale, 0, grid.cand_w as i32 - 1);
+    let cy = i32::clamp(i32::cast_from(py) / downscale, 0, grid.cand_h as i32 - 1);
+    // Inactive sites' records hold x = DEAD_X.
+    select(px > LIVE_ABOVE, cy * grid.cand_w as i32 + cx, -1i32)
+}
+
+/// Empties slot 0 of every cell that holds an active site (the first half of seeding: see
+/// [`seed_candidates_kernel`](crate::sad::seed_candidates_kernel())). Every unit of a cell
+/// writes the same value, so the order of the writes does not matter.
+///
+/// Launch with one unit per site slot, 1D.
+#[cube(launch, launch_unchecked)]
+pub fn clear_seed_cells_kernel(
+    records: &Tensor<u32>,
+    candidates: &mut Tensor<i32>,
+    grid: PixelGrid,
+) {
+    let site = ABSOLUTE_POS;
+    if site >= grid.site_count {
+        terminate!();
+    }
+    let cell = seed_cell(records, site, &grid);
+    if cell >= 0 {
+        candidates[cell as usize * K] = EMPTY;
+    }
+}
+
+/// Writes every active site into slot 0 of the cell under its position, after
+/// [`clear_seed_cells_kernel`](crate::sad::clear_seed_cells_kernel()) emptied those slots. When
+/// several sites share a cell the highest id wins, by an atomic maximum: the seeds, and so the
+/// flood and a render, are the same from run to run (the reference's plain stores race).
 ///
 /// Launch with one unit per site slot, 1D.
 #[cube(launch, launch_unchecked)]
 pub fn seed_candidates_kernel(
     records: &Tensor<u32>,
-    candidates: &mut Tensor<i32>,
-    cand_w: usize,
-    cand_h: usize,
-    site_count: usize,
-    inv_downscale: f32,
+    candidates: &mut Tensor<Atomic<i32>>,
+    grid: PixelGrid,
 ) {
     let site = ABSOLUTE_POS;
-    if site >= site_count {
+    if site >= grid.site_count {
         terminate!();
     }
-    let px = f32::reinterpret(records[site * RECORD_WORDS + RANK_X]);
-    let py = f32::reinterpret(records[site * RECORD_WORDS + RANK_X + 1]);
-    // Inactive sites' records hold x = DEAD_X; a live site outside the image (a viewed record)
-    // seeds the nearest edge cell.
-    if px > LIVE_ABOVE {
-        let cx = i32::clamp(i32::cast_from(px * inv_downscale), 0, cand_w as i32 - 1) as usize;
-        let cy = i32::clamp(i32::cast_from(py * inv_downscale), 0, cand_h as i32 - 1) as usize;
-        candidates[(cy * cand_w + cx) * K] = site as i32;
+    let cell = seed_cell(records, site, &grid);
+    if cell >= 0 {
+        candidates[cell as usize * K].fetch_max(site as i32);
     }
 }
 

@@ -5,8 +5,8 @@ use burn::tensor::{DType, Shape};
 use burn_cubecl::{kernel::into_contiguous, tensor::CubeTensor};
 use burn_sad_kernels::sad::{
     K, PACK_CUBE, PACKED_WORDS, RECORD_WORDS, SITE_PARAMS, candidate_pass_kernel,
-    exact_ranking_kernel, init_candidates_kernel, jfa_flood_kernel, pack_sites_kernel,
-    seed_candidates_kernel,
+    clear_seed_cells_kernel, exact_ranking_kernel, init_candidates_kernel, jfa_flood_kernel,
+    pack_sites_kernel, seed_candidates_kernel,
 };
 use cubecl::{CubeCount, CubeDim};
 
@@ -212,18 +212,24 @@ pub(super) fn record_vector_size() -> usize {
     RANKING_LOAD_WORDS
 }
 
-/// Writes every active site into slot 0 of its cell, from the full records `records`.
+/// Writes every active site into slot 0 of its cell, from the full records `records`: empties
+/// those slots, then the highest id of each cell takes it (the same seeds from run to run).
 fn seed_sites(records: &CubeTensor, candidates: &CubeTensor, geometry: RenderGeometry) {
-    let count = capacity(records);
-    launch_kernel!(seed_candidates_kernel(
+    let (count, dim) = site_grid(capacity(records));
+    launch_kernel!(clear_seed_cells_kernel(
         &records.client,
-        CubeCount::Static((count as u32).div_ceil(256).max(1), 1, 1),
-        CubeDim::new_1d(256),
+        count.clone(),
+        dim,
         records.clone().into_tensor_arg(),
         candidates.clone().into_tensor_arg(),
-        geometry.cand_w(),
-        geometry.cand_h(),
+        pixel_grid(geometry, records),
+    ));
+    launch_kernel!(seed_candidates_kernel(
+        &records.client,
         count,
-        1.0 / geometry.downscale.max(1) as f32,
+        dim,
+        records.clone().into_tensor_arg(),
+        candidates.clone().into_tensor_arg(),
+        pixel_grid(geometry, records),
     ));
 }
