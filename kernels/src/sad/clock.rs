@@ -42,35 +42,40 @@ pub fn advance_clock_kernel(tick: &mut Tensor<u32>) {
     }
 }
 
-/// Copies the training state of a fit, 32-bit words as they are: `sites` into `sites_out`,
-/// `state` into `state_out`, `lists` into `lists_out` and, with `with_candidates`, `candidates`
-/// into `candidates_out`, and then sets `tick[0]` to `iteration`. Each pair has one length;
-/// f32 and i32 buffers are bound as words. One launch to load the buffers a replayed iteration
-/// reads, or to copy them out.
+/// The training state of a fit as 32-bit words (f32 and i32 buffers are bound as words): what
+/// [`copy_state_kernel`](crate::sad::copy_state_kernel()) copies.
+#[derive(CubeLaunch, CubeType)]
+pub struct TrainingWords {
+    /// The sites.
+    pub sites: OwnedTensor<u32>,
+    /// The Adam state.
+    pub state: OwnedTensor<u32>,
+    /// The tau diffusion's neighbour lists.
+    pub lists: OwnedTensor<u32>,
+    /// The candidate lists.
+    pub candidates: OwnedTensor<u32>,
+}
+
+/// Copies the training state of a fit `from` → `to`, word for word: the sites, the state, the
+/// lists and, with `with_candidates`, the candidates; and then sets `tick[0]` to `iteration`.
+/// Each pair has one length. One launch to load the buffers a replayed iteration reads, or to
+/// copy them out.
 ///
 /// Launch 1D with any number of units: each copies every `units`-th word from its own on
 /// (a grid stride), so the grid needs not grow with the buffers.
 #[cube(launch, launch_unchecked)]
-// Four buffer pairs and the clock: one launch copies the whole training state.
-#[allow(clippy::too_many_arguments)]
 pub fn copy_state_kernel(
-    sites: &Tensor<u32>,
-    sites_out: &mut Tensor<u32>,
-    state: &Tensor<u32>,
-    state_out: &mut Tensor<u32>,
-    lists: &Tensor<u32>,
-    lists_out: &mut Tensor<u32>,
-    candidates: &Tensor<u32>,
-    candidates_out: &mut Tensor<u32>,
+    from: &TrainingWords,
+    to: &mut TrainingWords,
     tick: &mut Tensor<u32>,
     iteration: u32,
     #[comptime] with_candidates: bool,
 ) {
-    copy_words(sites, sites_out);
-    copy_words(state, state_out);
-    copy_words(lists, lists_out);
+    copy_words(&from.sites, &mut to.sites);
+    copy_words(&from.state, &mut to.state);
+    copy_words(&from.lists, &mut to.lists);
     if comptime![with_candidates] {
-        copy_words(candidates, candidates_out);
+        copy_words(&from.candidates, &mut to.candidates);
         if ABSOLUTE_POS == 0 {
             tick[0] = iteration;
         }

@@ -65,8 +65,8 @@ pub use candidates::{
     clear_seed_cells_kernel, init_candidates_kernel, jfa_flood_kernel, seed_candidates_kernel,
 };
 pub use clock::{
-    CLOCK_COLUMNS, CLOCK_CORRECTION1, CLOCK_CORRECTION2, CLOCK_LAMBDA, advance_clock_kernel,
-    clock_value, copy_state_kernel,
+    CLOCK_COLUMNS, CLOCK_CORRECTION1, CLOCK_CORRECTION2, CLOCK_LAMBDA, TrainingWords,
+    TrainingWordsLaunch, advance_clock_kernel, clock_value, copy_state_kernel,
 };
 pub use grid::{PixelGrid, PixelGridCompilationArg, PixelGridLaunch};
 pub use half::{f16_bits, f16_value};

@@ -58,6 +58,60 @@ pub struct InputStrides {
     pub img2_row: usize,
 }
 
+/// What a 2D forward launch reads: both images (each in its own storage type), the window
+/// mask (unused without one: it may be one element), the launch's scalars and where the
+/// images' planes and rows lie. The kernel and the helpers its loops unroll take this one
+/// value; each tensor in it is still a buffer binding of its own.
+#[derive(CubeLaunch, CubeType)]
+pub struct ForwardSources<F: Float, I1: Numeric, I2: Numeric> {
+    /// The first image.
+    pub img1: OwnedTensor<I1>,
+    /// The second image.
+    pub img2: OwnedTensor<I2>,
+    /// The window mask's weights.
+    pub mask: OwnedTensor<F>,
+    /// The scalars.
+    pub args: ForwardArgs,
+    /// The images' plane and row strides.
+    pub strides: InputStrides,
+}
+
+/// What a 2D backward launch reads: the forward's sources (with the backward's scalars), the
+/// partial maps the training forward wrote and the upstream gradient.
+#[derive(CubeLaunch, CubeType)]
+pub struct BackwardSources<F: Float, I1: Numeric, I2: Numeric> {
+    /// The first image.
+    pub img1: OwnedTensor<I1>,
+    /// The second image.
+    pub img2: OwnedTensor<I2>,
+    /// The window mask's weights.
+    pub mask: OwnedTensor<F>,
+    /// The partial maps' stack.
+    pub partials: OwnedTensor<F>,
+    /// The upstream gradient, per plane or per pixel.
+    pub upstream: OwnedTensor<F>,
+    /// The scalars.
+    pub args: BackwardArgs,
+    /// The images' plane and row strides.
+    pub strides: InputStrides,
+}
+
+/// What the 3D backward's depth stage reads: both volumes, the XY-blurred partial maps, the
+/// upstream gradient and the launch's scalars.
+#[derive(CubeLaunch, CubeType)]
+pub struct DepthBackwardSources<F: Float, I1: Numeric, I2: Numeric> {
+    /// The first volume.
+    pub img1: OwnedTensor<I1>,
+    /// The second volume.
+    pub img2: OwnedTensor<I2>,
+    /// The XY-blurred partial maps' stack.
+    pub blurred: OwnedTensor<F>,
+    /// The upstream gradient, per volume.
+    pub upstream: OwnedTensor<F>,
+    /// The scalars.
+    pub args: DepthArgs,
+}
+
 /// The runtime scalars of a backward launch.
 #[derive(CubeLaunch, CubeType, Clone, Copy, Debug)]
 pub struct BackwardArgs {

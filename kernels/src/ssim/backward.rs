@@ -6,16 +6,18 @@
 
 use cubecl::prelude::*;
 
-use super::args::{BackwardArgs, BackwardConfig, BackwardOutput, InputStrides, Upstream};
+use super::args::{BackwardConfig, BackwardOutput, BackwardSources, Upstream};
 use super::buffer::{blur_pair, column_slot, store_row};
 use super::index::input_indices;
 use super::load::{InputEncoding, load_input};
 use super::pairs::{PairValues, write_pair};
 use super::ring::blur_ring;
-use super::walk::{WalkPixel, pair_item, rounds, walk_pixel};
+use super::walk::{OutputPixel, WalkPixel, output_pixel, pair_item, rounds, walk_pixel};
 use super::{COVARIANCE_SLOT, SIGMA_SQ_SLOT, StripLayout};
 
 /// Computes the input gradients for one tile of one plane (layout as in the forward).
+/// `sources` holds the images, the mask, the partial maps, the upstream gradient, the scalars
+/// `args` and the `strides`:
 ///
 /// - `partials`: the stack written by the training forward with the same `targets`.
 /// - `upstream[plane · args.upstream_stride]` ([`Upstream::PerPlane`]): the upstream gradient
@@ -43,18 +45,9 @@ use super::{COVARIANCE_SLOT, SIGMA_SQ_SLOT, StripLayout};
 /// `(⌈W / tile_columns(radius)⌉, ⌈H / layout.tile_rows(radius)⌉, planes)` grid; the layout of
 /// the walk and the pairs is the forward's (see the module docs).
 #[cube(launch, launch_unchecked)]
-// Six buffers (the two images, the mask, the partial maps, the upstream gradient, the
-// gradients), the scalars, the strides and the variant: each tensor is a buffer binding.
-#[allow(clippy::too_many_arguments)]
 pub fn ssim_backward_kernel<F: Float, I1: Numeric, I2: Numeric, G: Float>(
-    img1: &Tensor<I1>,
-    img2: &Tensor<I2>,
-    mask: &Tensor<F>,
-    partials: &Tensor<F>,
-    upstream: &Tensor<F>,
+    sources: &BackwardSources<F, I1, I2>,
     grads: &mut Tensor<G>,
-    args: BackwardArgs,
-    strides: InputStrides,
     #[comptime] config: BackwardConfig,
     #[define(F, I1, I2, G)] _dtypes: [ElemType; 4],
 ) {
@@ -64,6 +57,7 @@ pub fn ssim_backward_kernel<F: Float, I1: Numeric, I2: Numeric, G: Float>(
     let taps_len = comptime![2 * radius + 1];
     let buffer_rows = comptime![layout.buffer_rows(radius)];
     let plane_len = comptime![buffer_rows * StripLayout::row_stride(radius)];
+    let args = &sources.args;
     let at = walk_pixel(
         args.height,
         args.width,
@@ -79,7 +73,7 @@ pub fn ssim_backward_kernel<F: Float, I1: Numeric, I2: Numeric, G: Float>(
     let total = args.height * args.width * CUBE_COUNT_Z as usize;
     let mut plane_upstream = F::new(1.0);
     if comptime![config.upstream == Upstream::PerPlane] {
-        plane_upstream = upstream[at.plane * args.upstream_stride];
+        plane_upstream = sources.upstream[at.plane * args.upstream_stride];
     }
 
     // The last `taps_len` input rows' partials, as in the forward's ring, and the chunk's
@@ -88,18 +82,14 @@ pub fn ssim_backward_kernel<F: Float, I1: Numeric, I2: Numeric, G: Float>(
     let mut fetched = Array::<F>::new(comptime![maps * taps_len]);
     #[unroll]
     for t in 0..comptime![2 * radius] {
-        walk_partials::<F>(
-            partials, upstream, &mut ring, &at, t, total, &args, config, t,
-        );
+        walk_partials::<F, I1, I2>(sources, &mut ring, &at, t, total, config, t);
     }
-    fetch_chunk::<F>(
-        partials,
-        upstream,
+    fetch_chunk::<F, I1, I2>(
+        sources,
         &mut fetched,
         &at,
         comptime![2 * radius],
         total,
-        &args,
         config,
     );
     for chunk in 0..comptime![layout.chunks] {
@@ -123,14 +113,12 @@ pub fn ssim_backward_kernel<F: Float, I1: Numeric, I2: Numeric, G: Float>(
         }
         // The next chunk's loads fly while the cube blurs this one across.
         if chunk + 1 < comptime![layout.chunks] {
-            fetch_chunk::<F>(
-                partials,
-                upstream,
+            fetch_chunk::<F, I1, I2>(
+                sources,
                 &mut fetched,
                 &at,
                 (chunk + 1) * taps_len + comptime![2 * radius],
                 total,
-                &args,
                 config,
             );
         }
@@ -153,21 +141,14 @@ pub fn ssim_backward_kernel<F: Float, I1: Numeric, I2: Numeric, G: Float>(
                 for q in 0..2usize {
                     if item.x + q < args.width && item.y < args.height {
                         valid |= comptime![1u32 << q];
+                        let pixel = output_pixel(&at, &item, q);
                         finish_gradient::<F, I1, I2>(
-                            img1,
-                            img2,
-                            mask,
-                            upstream,
+                            sources,
                             &mut outs,
-                            comptime![q * writes],
                             &blurred,
-                            comptime![q * maps],
-                            item.x + q,
-                            item.y,
+                            q,
+                            &pixel,
                             plane_upstream,
-                            &at,
-                            &args,
-                            &strides,
                             config,
                         );
                     }
@@ -194,29 +175,17 @@ pub fn ssim_backward_kernel<F: Float, I1: Numeric, I2: Numeric, G: Float>(
 /// Reads the `2·radius + 1` input rows of a chunk, from row `first` of the walk on, into
 /// `fetched` (see [`walk_partials`]).
 #[cube]
-fn fetch_chunk<F: Float>(
-    partials: &Tensor<F>,
-    upstream: &Tensor<F>,
+fn fetch_chunk<F: Float, I1: Numeric, I2: Numeric>(
+    sources: &BackwardSources<F, I1, I2>,
     fetched: &mut Array<F>,
     at: &WalkPixel,
     first: usize,
     total: usize,
-    args: &BackwardArgs,
     #[comptime] config: BackwardConfig,
 ) {
     #[unroll]
     for c in 0..comptime![2 * config.radius + 1] {
-        walk_partials::<F>(
-            partials,
-            upstream,
-            fetched,
-            at,
-            first + c,
-            total,
-            args,
-            config,
-            c,
-        );
+        walk_partials::<F, I1, I2>(sources, fetched, at, first + c, total, config, c);
     }
 }
 
@@ -224,20 +193,17 @@ fn fetch_chunk<F: Float>(
 /// per-pixel upstream gradient under [`Upstream::PerPixel`]), zero outside the image, into
 /// slot `ring_slot` of `ring` (`maps` values a slot).
 #[cube]
-// The kernel's two map buffers and the walk, passed down to the unrolled loads.
-#[allow(clippy::too_many_arguments)]
-fn walk_partials<F: Float>(
-    partials: &Tensor<F>,
-    upstream: &Tensor<F>,
+fn walk_partials<F: Float, I1: Numeric, I2: Numeric>(
+    sources: &BackwardSources<F, I1, I2>,
     ring: &mut Array<F>,
     at: &WalkPixel,
     t: usize,
     total: usize,
-    args: &BackwardArgs,
     #[comptime] config: BackwardConfig,
     #[comptime] ring_slot: usize,
 ) {
     let radius = comptime![config.radius];
+    let args = &sources.args;
     let maps = comptime![config.targets.partial_count()];
     let row_r = at.row_r + t;
     let inside = at.col_r >= radius
@@ -253,11 +219,11 @@ fn walk_partials<F: Float>(
         let idx = at.plane_base + (row_r - radius) * args.width + at.col_r - radius;
         let mut weight = F::new(1.0);
         if comptime![config.upstream == Upstream::PerPixel] {
-            weight = upstream[idx];
+            weight = sources.upstream[idx];
         }
         #[unroll]
         for m in 0..maps {
-            let mut v = partials[m * total + idx];
+            let mut v = sources.partials[m * total + idx];
             if comptime![config.upstream == Upstream::PerPixel] {
                 v *= weight;
             }
@@ -266,33 +232,27 @@ fn walk_partials<F: Float>(
     }
 }
 
-/// The gradients at output pixel (`x`, `y`), inside the image, from its blurred partials
-/// `blurred[first..]`, into `outs[out..]` (img1's first when both are tracked), or the blurred
-/// partials themselves with [`BackwardOutput::BlurredPartials`].
+/// The gradients at `pixel`, pixel `q` of its pair, inside the image, from its blurred partials
+/// (`blurred`, the pair's maps each), into its slots of `outs` (img1's first when both are
+/// tracked), or the blurred partials themselves with [`BackwardOutput::BlurredPartials`].
 #[cube]
-// The kernel's input buffers and the output pixel, passed down to the unrolled epilogue.
-#[allow(clippy::too_many_arguments)]
 fn finish_gradient<F: Float, I1: Numeric, I2: Numeric>(
-    img1: &Tensor<I1>,
-    img2: &Tensor<I2>,
-    mask: &Tensor<F>,
-    upstream: &Tensor<F>,
+    sources: &BackwardSources<F, I1, I2>,
     outs: &mut Array<F>,
-    #[comptime] out: usize,
     blurred: &Array<F>,
-    #[comptime] first: usize,
-    x: usize,
-    y: usize,
+    #[comptime] q: usize,
+    pixel: &OutputPixel,
     plane_upstream: F,
-    at: &WalkPixel,
-    args: &BackwardArgs,
-    strides: &InputStrides,
     #[comptime] config: BackwardConfig,
 ) {
+    let args = &sources.args;
+    let out = comptime![q * config.grad_writes()];
+    let first = comptime![q * config.targets.partial_count()];
+    let (x, y) = (pixel.x, pixel.y);
     let targets = comptime![config.targets];
     let per_pixel = comptime![config.upstream == Upstream::PerPixel];
     let offset = y * args.width + x;
-    let idx = at.plane_base + offset;
+    let idx = pixel.plane_base + offset;
     if comptime![config.output == BackwardOutput::BlurredPartials] {
         #[unroll]
         for m in 0..comptime![targets.partial_count()] {
@@ -300,22 +260,29 @@ fn finish_gradient<F: Float, I1: Numeric, I2: Numeric>(
         }
     } else {
         let two = F::new(2.0);
-        let index = input_indices(idx, at.plane, y, x, strides, comptime![config.input_layout]);
-        let a = load_input::<F, I1>(img1, index.img1, InputEncoding::Float);
-        let b = load_input::<F, I2>(img2, index.img2, comptime![config.img2_encoding]);
+        let index = input_indices(
+            idx,
+            pixel.plane,
+            y,
+            x,
+            &sources.strides,
+            comptime![config.input_layout],
+        );
+        let a = load_input::<F, I1>(&sources.img1, index.img1, InputEncoding::Float);
+        let b = load_input::<F, I2>(&sources.img2, index.img2, comptime![config.img2_encoding]);
         let g_var = blurred[comptime![first + SIGMA_SQ_SLOT]];
         let g_cov = blurred[comptime![first + COVARIANCE_SLOT]];
         // Under a window mask a pixel enters every statistic times its weight.
         let mut ssim_step = plane_upstream * F::cast_from(args.ssim_scale);
         if comptime![config.window_mask] {
-            ssim_step *= mask[at.mask_base + offset];
+            ssim_step *= sources.mask[pixel.mask_base + offset];
         }
         // d|a − b|/da = sign(a − b), zero at a = b.
         let mut l1_grad = F::new(0.0);
         if comptime![config.l1] {
             let mut step = plane_upstream * F::cast_from(args.l1_scale);
             if comptime![per_pixel] {
-                step *= upstream[idx];
+                step *= sources.upstream[idx];
             }
             if a > b {
                 l1_grad = step;

@@ -3,13 +3,15 @@
 
 use cubecl::prelude::*;
 
-use super::args::{DepthArgs, DepthBackwardConfig};
+use super::args::{DepthBackwardConfig, DepthBackwardSources};
 use super::depth_walk::depth_column;
 use super::load::{InputEncoding, load_input};
 use super::ring::blur_ring;
 use super::{COVARIANCE_SLOT, SIGMA_SQ_SLOT};
 
-/// Computes the input gradients of 3D SSIM for one block (layout as in the depth forward).
+/// Computes the input gradients of 3D SSIM for one block (layout as in the depth forward), from
+/// `sources`, which holds the volumes, the blurred maps, the upstream gradient and the scalars
+/// `args`:
 ///
 /// - `blurred`: the `[partial_count, volumes·depth·height·width]` stack of XY-blurred partial
 ///   maps (the 2D backward kernel's `blur_only` output over all slices).
@@ -20,16 +22,9 @@ use super::{COVARIANCE_SLOT, SIGMA_SQ_SLOT};
 /// - `img1`, `img2`: the volumes in their storage types, read as `F` (see the 2D forward).
 /// - `grads`: `[grad_count, volumes·depth·height·width]` of `G`, img1's gradient first.
 #[cube(launch)]
-// Five buffers (the two volumes, the blurred maps, the upstream gradient, the gradients), the
-// scalars and the variant: CubeCL binds each tensor argument as a buffer of its own.
-#[allow(clippy::too_many_arguments)]
 pub fn ssim3d_depth_backward_kernel<F: Float, I1: Numeric, I2: Numeric, G: Float>(
-    img1: &Tensor<I1>,
-    img2: &Tensor<I2>,
-    blurred: &Tensor<F>,
-    upstream: &Tensor<F>,
+    sources: &DepthBackwardSources<F, I1, I2>,
     grads: &mut Tensor<G>,
-    args: DepthArgs,
     #[comptime] config: DepthBackwardConfig,
     #[define(F, I1, I2, G)] _dtypes: [ElemType; 4],
 ) {
@@ -39,14 +34,15 @@ pub fn ssim3d_depth_backward_kernel<F: Float, I1: Numeric, I2: Numeric, G: Float
     let targets = comptime![config.targets];
     let map_upstream = comptime![config.map_upstream];
     let img2_encoding = comptime![config.img2_encoding];
+    let args = &sources.args;
     let depth = args.depth;
     let taps_len = comptime![2 * radius + 1];
     let maps = comptime![targets.partial_count()];
-    let at = depth_column(&args, layout);
-    let total = img1.len();
+    let at = depth_column(args, layout);
+    let total = sources.img1.len();
     let mut scale = F::cast_from(args.ssim_scale);
     if comptime![!map_upstream] {
-        scale *= upstream[at.volume * args.upstream_stride];
+        scale *= sources.upstream[at.volume * args.upstream_stride];
     }
     let two = F::new(2.0);
 
@@ -60,7 +56,7 @@ pub fn ssim3d_depth_backward_kernel<F: Float, I1: Numeric, I2: Numeric, G: Float
         for m in 0..maps {
             let mut v = F::new(0.0);
             if loaded {
-                v = blurred[m * total + at.column + (zr - radius) * at.slice];
+                v = sources.blurred[m * total + at.column + (zr - radius) * at.slice];
             }
             ring[slot + m] = v;
         }
@@ -71,8 +67,8 @@ pub fn ssim3d_depth_backward_kernel<F: Float, I1: Numeric, I2: Numeric, G: Float
             let z = at.z0 + out;
             if at.in_slice && z < depth {
                 let idx = at.column + z * at.slice;
-                let a = load_input::<F, I1>(img1, idx, InputEncoding::Float);
-                let b = load_input::<F, I2>(img2, idx, img2_encoding);
+                let a = load_input::<F, I1>(&sources.img1, idx, InputEncoding::Float);
+                let b = load_input::<F, I2>(&sources.img2, idx, img2_encoding);
                 let g_var = v[comptime![SIGMA_SQ_SLOT]];
                 let g_cov = v[comptime![COVARIANCE_SLOT]];
                 if comptime![targets.img1] {

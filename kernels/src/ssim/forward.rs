@@ -3,7 +3,7 @@
 
 use cubecl::prelude::*;
 
-use super::args::{ForwardArgs, ForwardConfig, ForwardOutput, InputStrides};
+use super::args::{ForwardConfig, ForwardOutput, ForwardSources};
 use super::buffer::{blur_pair, column_slot, store_row};
 use super::epilogue::{LocalMoments, ssim_terms};
 use super::index::input_indices;
@@ -11,10 +11,11 @@ use super::load::{InputEncoding, decode_input, load_input};
 use super::pairs::{PairValues, write_pair};
 use super::reduce::write_tile_sum;
 use super::ring::blur_ring;
-use super::walk::{WalkPixel, pair_item, rounds, walk_pixel};
+use super::walk::{OutputPixel, WalkPixel, output_pixel, pair_item, rounds, walk_pixel};
 use super::{COVARIANCE_SLOT, SIGMA_SQ_SLOT, StripLayout};
 
-/// Computes SSIM over one output tile (see the module docs for the layout).
+/// Computes SSIM over one output tile (see the module docs for the layout). `sources` holds
+/// the images, the mask, the scalars `args` and the `strides`:
 ///
 /// - `img1`, `img2`: `planes` planes of `args.height × args.width`, each of its own storage
 ///   type (`I1`, `I2`), read as `F`, laid out as `config.input_layout` says (contiguous, or
@@ -45,17 +46,10 @@ use super::{COVARIANCE_SLOT, SIGMA_SQ_SLOT, StripLayout};
 /// Launch with a `(WALK_COLUMNS, layout.strips)` cube and a
 /// `(⌈W / tile_columns(radius)⌉, ⌈H / layout.tile_rows(radius)⌉, planes)` grid.
 #[cube(launch, launch_unchecked)]
-// Five buffers (the two images, the mask, the sums or map, the partial maps), the scalars, the
-// strides and the variant: each tensor is a buffer binding of its own.
-#[allow(clippy::too_many_arguments)]
 pub fn ssim_forward_kernel<F: Float, I1: Numeric, I2: Numeric>(
-    img1: &Tensor<I1>,
-    img2: &Tensor<I2>,
-    mask: &Tensor<F>,
+    sources: &ForwardSources<F, I1, I2>,
     tile_sums: &mut Tensor<F>,
     partials: &mut Tensor<F>,
-    args: ForwardArgs,
-    strides: InputStrides,
     #[comptime] config: ForwardConfig,
     #[define(F, I1, I2)] _dtypes: [ElemType; 3],
 ) {
@@ -65,6 +59,7 @@ pub fn ssim_forward_kernel<F: Float, I1: Numeric, I2: Numeric>(
     let taps_len = comptime![2 * radius + 1];
     let buffer_rows = comptime![layout.buffer_rows(radius)];
     let plane_len = comptime![buffer_rows * StripLayout::row_stride(radius)];
+    let args = &sources.args;
     let at = walk_pixel(
         args.height,
         args.width,
@@ -78,7 +73,7 @@ pub fn ssim_forward_kernel<F: Float, I1: Numeric, I2: Numeric>(
     let mut tile_sum = F::new(0.0);
     let writes = comptime![config.map_writes() + config.partial_writes()];
     // Elements per map: the images' (shape's, whatever their strides).
-    let total = img1.len();
+    let total = sources.img1.len();
 
     // The last `taps_len` input rows' values, `stats` each, input row `t` of a chunk in slot
     // `t mod taps_len`; the first `2·radius` before the first chunk.
@@ -87,31 +82,10 @@ pub fn ssim_forward_kernel<F: Float, I1: Numeric, I2: Numeric>(
     let mut fetched = Fetched::<F, I1, I2>::new(taps_len, comptime![config.window_mask]);
     #[unroll]
     for t in 0..comptime![2 * radius] {
-        fetch_pixel::<F, I1, I2>(
-            img1,
-            img2,
-            mask,
-            &mut fetched,
-            0usize,
-            &at,
-            t,
-            &args,
-            &strides,
-            config,
-        );
+        fetch_pixel::<F, I1, I2>(sources, &mut fetched, 0usize, &at, t, config);
         push_values::<F, I1, I2>(&fetched, 0usize, &mut ring, t, config);
     }
-    fetch_chunk::<F, I1, I2>(
-        img1,
-        img2,
-        mask,
-        &mut fetched,
-        &at,
-        comptime![2 * radius],
-        &args,
-        &strides,
-        config,
-    );
+    fetch_chunk::<F, I1, I2>(sources, &mut fetched, &at, comptime![2 * radius], config);
     for chunk in 0..comptime![layout.chunks] {
         #[unroll]
         for c in 0..taps_len {
@@ -131,14 +105,10 @@ pub fn ssim_forward_kernel<F: Float, I1: Numeric, I2: Numeric>(
         // The next chunk's loads fly while the cube blurs this one across.
         if chunk + 1 < comptime![layout.chunks] {
             fetch_chunk::<F, I1, I2>(
-                img1,
-                img2,
-                mask,
+                sources,
                 &mut fetched,
                 &at,
                 (chunk + 1) * taps_len + comptime![2 * radius],
-                &args,
-                &strides,
                 config,
             );
         }
@@ -164,20 +134,9 @@ pub fn ssim_forward_kernel<F: Float, I1: Numeric, I2: Numeric>(
                     if item.x + q < args.width && item.y < args.height {
                         valid |= comptime![1u32 << q];
                     }
-                    tile_sum += finish_pixel::<F, I1, I2>(
-                        img1,
-                        img2,
-                        &mut outs,
-                        comptime![q * writes],
-                        &blurred,
-                        comptime![q * stats],
-                        item.x + q,
-                        item.y,
-                        &at,
-                        &args,
-                        &strides,
-                        config,
-                    );
+                    let pixel = output_pixel(&at, &item, q);
+                    tile_sum +=
+                        finish_pixel::<F, I1, I2>(sources, &mut outs, &blurred, q, &pixel, config);
                 }
             }
             let index = at.plane_base + item.y * args.width + item.x;
@@ -246,33 +205,16 @@ impl<F: Float, I1: Numeric, I2: Numeric> Fetched<F, I1, I2> {
 /// Reads the `2·radius + 1` input rows of a chunk, from row `first` of the walk on, into
 /// `fetched` (see [`fetch_pixel`]).
 #[cube]
-// The kernel's three input buffers, passed down to the unrolled loads.
-#[allow(clippy::too_many_arguments)]
 fn fetch_chunk<F: Float, I1: Numeric, I2: Numeric>(
-    img1: &Tensor<I1>,
-    img2: &Tensor<I2>,
-    mask: &Tensor<F>,
+    sources: &ForwardSources<F, I1, I2>,
     fetched: &mut Fetched<F, I1, I2>,
     at: &WalkPixel,
     first: usize,
-    args: &ForwardArgs,
-    strides: &InputStrides,
     #[comptime] config: ForwardConfig,
 ) {
     #[unroll]
     for c in 0..comptime![2 * config.radius + 1] {
-        fetch_pixel::<F, I1, I2>(
-            img1,
-            img2,
-            mask,
-            fetched,
-            c,
-            at,
-            first + c,
-            args,
-            strides,
-            config,
-        );
+        fetch_pixel::<F, I1, I2>(sources, fetched, c, at, first + c, config);
     }
 }
 
@@ -280,21 +222,16 @@ fn fetch_chunk<F: Float, I1: Numeric, I2: Numeric>(
 /// and, under a window mask, the mask. Outside the image both images are zero and the mask one
 /// (zero padding counts as data).
 #[cube]
-// The kernel's three input buffers, passed down to the unrolled loads.
-#[allow(clippy::too_many_arguments)]
 fn fetch_pixel<F: Float, I1: Numeric, I2: Numeric>(
-    img1: &Tensor<I1>,
-    img2: &Tensor<I2>,
-    mask: &Tensor<F>,
+    sources: &ForwardSources<F, I1, I2>,
     fetched: &mut Fetched<F, I1, I2>,
     #[comptime] at_slot: usize,
     at: &WalkPixel,
     t: usize,
-    args: &ForwardArgs,
-    strides: &InputStrides,
     #[comptime] config: ForwardConfig,
 ) {
     let radius = comptime![config.radius];
+    let args = &sources.args;
     let row_r = at.row_r + t;
     let mut a = I1::from_int(0);
     let mut b = I2::from_int(0);
@@ -311,13 +248,13 @@ fn fetch_pixel<F: Float, I1: Numeric, I2: Numeric>(
             at.plane,
             row,
             col,
-            strides,
+            &sources.strides,
             comptime![config.input_layout],
         );
-        a = img1[index.img1];
-        b = img2[index.img2];
+        a = sources.img1[index.img1];
+        b = sources.img2[index.img2];
         if comptime![config.window_mask] {
-            m = mask[at.mask_base + offset];
+            m = sources.mask[at.mask_base + offset];
         }
     }
     fetched.a[at_slot] = a;
@@ -359,28 +296,24 @@ fn push_values<F: Float, I1: Numeric, I2: Numeric>(
     }
 }
 
-/// Finishes output pixel (`x`, `y`) from its blurred statistics `blurred[first..]`: puts what
-/// it stores into `outs[out..]` (its map value, then its partials or moments, as
-/// `config.output` and `config.targets` say) and returns what it adds to the tile sum (zero
-/// unless the output is [`ForwardOutput::TileSums`]). A pixel outside the image adds nothing
-/// and is not stored.
+/// Finishes `pixel`, pixel `q` of its pair, from its blurred statistics (`blurred`, the pair's
+/// `stats` values each): puts what it stores into its `writes` slots of `outs` (its map value,
+/// then its partials or moments, as `config.output` and `config.targets` say) and returns what
+/// it adds to the tile sum (zero unless the output is [`ForwardOutput::TileSums`]). A pixel
+/// outside the image adds nothing and is not stored.
 #[cube]
-// The kernel's input buffers and the output pixel, passed down to the unrolled epilogue.
-#[allow(clippy::too_many_arguments)]
 fn finish_pixel<F: Float, I1: Numeric, I2: Numeric>(
-    img1: &Tensor<I1>,
-    img2: &Tensor<I2>,
+    sources: &ForwardSources<F, I1, I2>,
     outs: &mut Array<F>,
-    #[comptime] out: usize,
     blurred: &Array<F>,
-    #[comptime] first: usize,
-    x: usize,
-    y: usize,
-    at: &WalkPixel,
-    args: &ForwardArgs,
-    strides: &InputStrides,
+    #[comptime] q: usize,
+    pixel: &OutputPixel,
     #[comptime] config: ForwardConfig,
 ) -> F {
+    let args = &sources.args;
+    let out = comptime![q * (config.map_writes() + config.partial_writes())];
+    let first = comptime![q * config.stats()];
+    let (x, y) = (pixel.x, pixel.y);
     let height = args.height;
     let width = args.width;
     let crop = args.crop;
@@ -421,15 +354,16 @@ fn finish_pixel<F: Float, I1: Numeric, I2: Numeric>(
         if comptime![config.l1] {
             if in_image {
                 let index = input_indices(
-                    at.plane_base + y * width + x,
-                    at.plane,
+                    pixel.plane_base + y * width + x,
+                    pixel.plane,
                     y,
                     x,
-                    strides,
+                    &sources.strides,
                     comptime![config.input_layout],
                 );
-                let a = load_input::<F, I1>(img1, index.img1, InputEncoding::Float);
-                let b = load_input::<F, I2>(img2, index.img2, comptime![config.img2_encoding]);
+                let a = load_input::<F, I1>(&sources.img1, index.img1, InputEncoding::Float);
+                let b =
+                    load_input::<F, I2>(&sources.img2, index.img2, comptime![config.img2_encoding]);
                 l1 = F::cast_from(args.l1_scale) * F::abs(a - b);
             }
         }

@@ -61,9 +61,11 @@ mod walk;
 mod window;
 
 pub use args::{
-    BackwardArgs, BackwardArgsLaunch, BackwardConfig, BackwardOutput, DepthArgs, DepthArgsLaunch,
-    DepthBackwardConfig, DepthForwardConfig, ForwardArgs, ForwardArgsLaunch, ForwardConfig,
-    ForwardOutput, InputLayout, InputStrides, InputStridesLaunch, Upstream,
+    BackwardArgs, BackwardArgsLaunch, BackwardConfig, BackwardOutput, BackwardSources,
+    BackwardSourcesLaunch, DepthArgs, DepthArgsLaunch, DepthBackwardConfig, DepthBackwardSources,
+    DepthBackwardSourcesLaunch, DepthForwardConfig, ForwardArgs, ForwardArgsLaunch, ForwardConfig,
+    ForwardOutput, ForwardSources, ForwardSourcesLaunch, InputLayout, InputStrides,
+    InputStridesLaunch, Upstream,
 };
 pub use backward::ssim_backward_kernel;
 pub use depth_backward::ssim3d_depth_backward_kernel;

@@ -92,3 +92,30 @@ pub fn pair_item(
 pub const fn rounds(layout: StripLayout, radius: usize) -> usize {
     (layout.buffer_rows(radius) * (tile_columns(radius) / 2)).div_ceil(layout.units())
 }
+
+/// Pixel `q` (0 or 1) of a pair: where it is and where its plane starts.
+#[derive(CubeType)]
+pub struct OutputPixel {
+    /// Image column.
+    pub x: usize,
+    /// Image row.
+    pub y: usize,
+    /// The (batch, channel) plane.
+    pub plane: usize,
+    /// The plane's first element in the outputs (and contiguous inputs).
+    pub plane_base: usize,
+    /// The mask plane's first element.
+    pub mask_base: usize,
+}
+
+/// Pixel `q` of the pair of `item`, in the plane `at` walks.
+#[cube]
+pub fn output_pixel(at: &WalkPixel, item: &PairItem, #[comptime] q: usize) -> OutputPixel {
+    OutputPixel {
+        x: item.x + q,
+        y: item.y,
+        plane: at.plane,
+        plane_base: at.plane_base,
+        mask_base: at.mask_base,
+    }
+}

@@ -30,7 +30,8 @@ pub trait SadReplayKernels: Backend {
     /// `burn_sad_kernels::sad::clock_value`) instead of `step`; then `tick[0]` advances by
     /// one. `sites`, `state`, `lists` and `tick` are overwritten, whoever else holds them, and
     /// returned (the same buffers): the caller owns them alone.
-    // The step's seven tensors (the state it owns, the target, the clock) and four values.
+    // The step's seven tensors (the state it owns, the target, the clock) and four values: the
+    // extension macro dispatches a tensor only as an argument of its own.
     #[allow(clippy::too_many_arguments)]
     fn sad_step_in_place(
         sites: FloatTensor<Self>,
@@ -52,7 +53,8 @@ pub trait SadReplayKernels: Backend {
     /// [`sad_step_in_place`](Self::sad_step_in_place)) loaded in one launch, or copied out. The
     /// destinations are overwritten, whoever else holds them, and returned (the same buffers:
     /// sites, state, lists, candidates, tick).
-    // Four buffer pairs, the tick and the iteration: one launch copies the whole state.
+    // Four tensor pairs, the tick and the iteration, each tensor an argument of its own for the
+    // extension macro: one launch copies the whole state.
     #[allow(clippy::too_many_arguments, clippy::type_complexity)]
     fn sad_copy_state(
         sites: FloatTensor<Self>,

@@ -78,7 +78,8 @@ pub trait SadTrainingKernels: Backend {
     /// `burn_sad_kernels::sad::NeighbourSource::Kept`). Without `use_kept`, `kept` is not read
     /// (any int tensor will do). A flag beside a tensor rather than an `Option`: the extension
     /// macro of burn 0.22 hands an `Option` of tensors to the backend as it came, undispatched.
-    // The op's five tensors, `use_kept` (see above) and four launch values.
+    // The op's five tensors, `use_kept` (see above) and four launch values: the extension macro
+    // dispatches a tensor only as an argument of its own, so they cannot travel in a struct.
     #[allow(clippy::too_many_arguments)]
     fn sad_diffuse_and_step(
         sites: FloatTensor<Self>,

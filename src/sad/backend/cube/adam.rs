@@ -43,7 +43,7 @@ fn adam_with_tau(
         inv_downscale: 1.0,
         lambda: 0.0,
     };
-    launch_adam(sites, grads, tau, unused, state, step, copy, None)
+    launch_adam(sites, grads, (tau, unused, copy), state, step, None)
 }
 
 /// Tau diffusion and the Adam step that uses it, with the last Jacobi pass run inside the
@@ -99,25 +99,28 @@ pub(super) fn diffuse_and_step(
                 None,
             );
             let last = tau_neighbours(geometry, 1, 0, lambda);
-            let (sites, state) =
-                launch_adam(sites, grads, before, lists.clone(), state, step, last, None);
+            let (sites, state) = launch_adam(
+                sites,
+                grads,
+                (before, lists.clone(), last),
+                state,
+                step,
+                None,
+            );
             (sites, state, lists)
         }
     }
 }
 
-/// The Adam kernel; with `clock`, λ and the bias corrections come from it and the sites and
-/// state are stepped in place.
-// The kernel's buffers, its two launch structs and the clock.
-#[allow(clippy::too_many_arguments)]
+/// The Adam kernel, with the last tau diffusion pass (`tau`, the log τ gradients it reads;
+/// `list`, the neighbour lists; `neighbours`, its launch struct) inside; with `clock`, λ and
+/// the bias corrections come from it and the sites and state are stepped in place.
 pub(super) fn launch_adam(
     sites: CubeTensor,
     grads: CubeTensor,
-    tau: CubeTensor,
-    list: CubeTensor,
+    (tau, list, neighbours): (CubeTensor, CubeTensor, TauNeighbours),
     state: CubeTensor,
     step: AdamStep,
-    neighbours: TauNeighbours,
     clock: Option<&Clock>,
 ) -> (CubeTensor, CubeTensor) {
     let sites = into_contiguous(sites);

@@ -5,7 +5,8 @@
 use burn::backend::TensorMetadata;
 use burn_cubecl::{kernel::into_contiguous, tensor::CubeTensor};
 use burn_sad_kernels::sad::{
-    ADAM_STATE, AdamStep, BackwardOutputs, K, advance_clock_kernel, copy_state_kernel,
+    ADAM_STATE, AdamStep, BackwardOutputs, K, TrainingWordsLaunch, advance_clock_kernel,
+    copy_state_kernel,
 };
 use cubecl::{CubeCount, CubeDim};
 
@@ -109,14 +110,18 @@ pub(super) fn copy_state(
         &sites_out.client,
         count,
         dim,
-        sites.into_tensor_arg(),
-        sites_out.clone().into_tensor_arg(),
-        state.into_tensor_arg(),
-        state_out.clone().into_tensor_arg(),
-        lists.into_tensor_arg(),
-        lists_out.clone().into_tensor_arg(),
-        candidates.into_tensor_arg(),
-        candidates_out.clone().into_tensor_arg(),
+        TrainingWordsLaunch::new(
+            sites.into_tensor_arg(),
+            state.into_tensor_arg(),
+            lists.into_tensor_arg(),
+            candidates.into_tensor_arg(),
+        ),
+        TrainingWordsLaunch::new(
+            sites_out.clone().into_tensor_arg(),
+            state_out.clone().into_tensor_arg(),
+            lists_out.clone().into_tensor_arg(),
+            candidates_out.clone().into_tensor_arg(),
+        ),
         tick.clone().into_tensor_arg(),
         iteration,
         with_candidates,
@@ -155,11 +160,9 @@ fn diffuse_and_step_in_place(
     launch_adam(
         sites.clone(),
         grads,
-        before,
-        lists,
+        (before, lists, last),
         state.clone(),
         step,
-        last,
         Some(clock),
     );
 }

@@ -4,10 +4,11 @@ use burn::backend::{TensorMetadata, cubecl::dtype_to_storage_type};
 use burn::tensor::{DType, Shape};
 use burn_cubecl::{kernel::into_contiguous, tensor::CubeTensor};
 use burn_sad_kernels::ssim::{
-    BackwardArgsLaunch, BackwardConfig, BackwardOutput, C1, C2, COLUMNS, DepthArgsLaunch,
-    DepthBackwardConfig, DepthForwardConfig, DepthLayout, ForwardArgsLaunch, ForwardConfig,
-    ForwardOutput, GradTargets, ssim_backward_kernel, ssim_forward_kernel,
-    ssim3d_depth_backward_kernel, ssim3d_depth_forward_kernel,
+    BackwardArgsLaunch, BackwardConfig, BackwardOutput, BackwardSourcesLaunch, C1, C2, COLUMNS,
+    DepthArgsLaunch, DepthBackwardConfig, DepthBackwardSourcesLaunch, DepthForwardConfig,
+    DepthLayout, ForwardArgsLaunch, ForwardConfig, ForwardOutput, ForwardSourcesLaunch,
+    GradTargets, ssim_backward_kernel, ssim_forward_kernel, ssim3d_depth_backward_kernel,
+    ssim3d_depth_forward_kernel,
 };
 use cubecl::{CubeCount, CubeDim};
 
@@ -108,13 +109,15 @@ pub(super) fn forward_volume(
         &img1.client,
         slices.count,
         slices.dim,
-        img1.clone().into_tensor_arg(),
-        img2.clone().into_tensor_arg(),
-        unused.clone().into_tensor_arg(),
+        ForwardSourcesLaunch::new(
+            img1.clone().into_tensor_arg(),
+            img2.clone().into_tensor_arg(),
+            unused.clone().into_tensor_arg(),
+            ForwardArgsLaunch::new(slices.height, slices.width, 0, 1, 0.0, 0.0, C1, C2),
+            inputs.launch(),
+        ),
         unused.clone().into_tensor_arg(),
         moments.clone().into_tensor_arg(),
-        ForwardArgsLaunch::new(slices.height, slices.width, 0, 1, 0.0, 0.0, C1, C2),
-        inputs.launch(),
         kernel,
         input_types(&img1, &img2),
     ));
@@ -205,14 +208,16 @@ pub(super) fn backward_volume(
         &img1.client,
         slices.count,
         slices.dim,
-        img1.clone().into_tensor_arg(),
-        img2.clone().into_tensor_arg(),
-        unused.into_tensor_arg(),
-        partials.into_tensor_arg(),
-        upstream.clone().into_tensor_arg(),
+        BackwardSourcesLaunch::new(
+            img1.clone().into_tensor_arg(),
+            img2.clone().into_tensor_arg(),
+            unused.into_tensor_arg(),
+            partials.into_tensor_arg(),
+            upstream.clone().into_tensor_arg(),
+            BackwardArgsLaunch::new(slices.height, slices.width, 0, 1, 0.0, 0.0),
+            inputs.launch(),
+        ),
         blurred.clone().into_tensor_arg(),
-        BackwardArgsLaunch::new(slices.height, slices.width, 0, 1, 0.0, 0.0),
-        inputs.launch(),
         kernel,
         backward_types(&img1, &img2, DType::F32),
     ));
@@ -230,12 +235,14 @@ pub(super) fn backward_volume(
         &img1.client,
         volume.count,
         volume.dim,
-        img1.clone().into_tensor_arg(),
-        img2.clone().into_tensor_arg(),
-        blurred.into_tensor_arg(),
-        upstream.into_tensor_arg(),
+        DepthBackwardSourcesLaunch::new(
+            img1.clone().into_tensor_arg(),
+            img2.clone().into_tensor_arg(),
+            blurred.into_tensor_arg(),
+            upstream.into_tensor_arg(),
+            args,
+        ),
         grads.clone().into_tensor_arg(),
-        args,
         DepthBackwardConfig {
             radius: config.radius,
             sigma_bits: config.sigma_bits,
