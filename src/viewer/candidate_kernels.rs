@@ -3,9 +3,8 @@
 
 use burn_sad_kernels::sad::{
     CELL_TILE, PACK_CUBE, candidate_pass_kernel::CandidatePassKernel,
-    clear_seed_cells_kernel::ClearSeedCellsKernel, exact_ranking_kernel::ExactRankingKernel,
-    jfa_flood_kernel::JfaFloodKernel, pack_sites_kernel::PackSitesKernel,
-    seed_candidates_kernel::SeedCandidatesKernel,
+    exact_ranking_kernel::ExactRankingKernel, jfa_flood_kernel::JfaFloodKernel,
+    pack_sites_kernel::PackSitesKernel, seed_candidates_kernel::SeedCandidatesKernel,
 };
 
 use super::ViewerError;
@@ -25,10 +24,11 @@ pub(super) fn candidate_kernels(c: &Common) -> Result<Vec<ExportedKernel>, Viewe
     kernels.push(export!(c, "exact_ranking", site_1d, ExactRankingKernel;
         [records: T(u32, VECTOR), ranking: T(u32, VECTOR), site_count: usize];
         VECTOR)?);
-    kernels.push(export!(c, "clear_seed", site_1d, ClearSeedCellsKernel;
-        [records: T(u32, 1), candidates: T(i32, 1), grid: PixelGrid];)?);
-    kernels.push(export!(c, "seed", site_1d, SeedCandidatesKernel;
-        [records: T(u32, 1), candidates: T(i32, 1), grid: PixelGrid];)?);
+    for (name, clear) in [("clear_seed", true), ("seed", false)] {
+        kernels.push(export!(c, name, site_1d, SeedCandidatesKernel;
+            [records: T(u32, 1), candidates: T(i32, 1), grid: PixelGrid];
+            clear)?);
+    }
     for (name, mirror) in [("flood", false), ("flood_mirror", true)] {
         kernels.push(export!(c, name, cell_2d, JfaFloodKernel;
             [ranking: T(u32, VECTOR), candidates: T(i32, VECTOR), output: T(i32, VECTOR),

@@ -66,31 +66,12 @@ fn seed_cell(records: &Tensor<u32>, site: usize, grid: &PixelGrid) -> i32 {
     select(px > LIVE_ABOVE, cy * grid.cand_w as i32 + cx, -1i32)
 }
 
-/// Empties slot 0 of every cell that holds an active site (the first half of seeding: see
-/// [`seed_candidates_kernel`](crate::sad::seed_candidates_kernel())). Every unit of a cell
-/// writes the same value, so the order of the writes does not matter.
-///
-/// Launch with one unit per site slot, 1D.
-#[cube(launch, launch_unchecked)]
-pub fn clear_seed_cells_kernel(
-    records: &Tensor<u32>,
-    candidates: &mut Tensor<i32>,
-    grid: PixelGrid,
-) {
-    let site = ABSOLUTE_POS;
-    if site >= grid.site_count {
-        terminate!();
-    }
-    let cell = seed_cell(records, site, &grid);
-    if cell >= 0 {
-        candidates[cell as usize * K] = EMPTY;
-    }
-}
-
-/// Writes every active site into slot 0 of the cell under its position, after
-/// [`clear_seed_cells_kernel`](crate::sad::clear_seed_cells_kernel()) emptied those slots. When
-/// several sites share a cell the highest id wins, by an atomic maximum: the seeds, and so the
-/// flood and a render, are the same from run to run (the reference's plain stores race).
+/// Seeds the candidate lists: every active site goes into slot 0 of the cell under its
+/// position. Two launches: with `clear`, each unit empties its site's slot (all units of a cell
+/// write the same value, so their order does not matter); then, without, each writes its id
+/// there by an atomic maximum. Where several sites share a cell the highest id wins, so the
+/// seeds, and the flood and a render from them, are the same from run to run (the reference's
+/// plain stores race).
 ///
 /// Launch with one unit per site slot, 1D.
 #[cube(launch, launch_unchecked)]
@@ -98,6 +79,7 @@ pub fn seed_candidates_kernel(
     records: &Tensor<u32>,
     candidates: &mut Tensor<Atomic<i32>>,
     grid: PixelGrid,
+    #[comptime] clear: bool,
 ) {
     let site = ABSOLUTE_POS;
     if site >= grid.site_count {
@@ -105,7 +87,12 @@ pub fn seed_candidates_kernel(
     }
     let cell = seed_cell(records, site, &grid);
     if cell >= 0 {
-        candidates[cell as usize * K].fetch_max(site as i32);
+        let slot = cell as usize * K;
+        if comptime![clear] {
+            candidates[slot].store(EMPTY);
+        } else {
+            candidates[slot].fetch_max(site as i32);
+        }
     }
 }
 

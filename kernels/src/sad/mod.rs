@@ -62,7 +62,7 @@ pub use adam::{
 };
 pub use candidates::{
     PassConfig, PassConfigCompilationArg, PassConfigLaunch, candidate_pass_kernel,
-    clear_seed_cells_kernel, init_candidates_kernel, jfa_flood_kernel, seed_candidates_kernel,
+    init_candidates_kernel, jfa_flood_kernel, seed_candidates_kernel,
 };
 pub use clock::{
     CLOCK_COLUMNS, CLOCK_CORRECTION1, CLOCK_CORRECTION2, CLOCK_LAMBDA, TrainingWords,

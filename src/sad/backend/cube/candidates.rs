@@ -5,8 +5,8 @@ use burn::tensor::{DType, Shape};
 use burn_cubecl::{kernel::into_contiguous, tensor::CubeTensor};
 use burn_sad_kernels::sad::{
     K, PACK_CUBE, PACKED_WORDS, RECORD_WORDS, SITE_PARAMS, candidate_pass_kernel,
-    clear_seed_cells_kernel, exact_ranking_kernel, init_candidates_kernel, jfa_flood_kernel,
-    pack_sites_kernel, seed_candidates_kernel,
+    exact_ranking_kernel, init_candidates_kernel, jfa_flood_kernel, pack_sites_kernel,
+    seed_candidates_kernel,
 };
 use cubecl::{CubeCount, CubeDim};
 
@@ -216,20 +216,15 @@ pub(super) fn record_vector_size() -> usize {
 /// those slots, then the highest id of each cell takes it (the same seeds from run to run).
 fn seed_sites(records: &CubeTensor, candidates: &CubeTensor, geometry: RenderGeometry) {
     let (count, dim) = site_grid(capacity(records));
-    launch_kernel!(clear_seed_cells_kernel(
-        &records.client,
-        count.clone(),
-        dim,
-        records.clone().into_tensor_arg(),
-        candidates.clone().into_tensor_arg(),
-        pixel_grid(geometry, records),
-    ));
-    launch_kernel!(seed_candidates_kernel(
-        &records.client,
-        count,
-        dim,
-        records.clone().into_tensor_arg(),
-        candidates.clone().into_tensor_arg(),
-        pixel_grid(geometry, records),
-    ));
+    for clear in [true, false] {
+        launch_kernel!(seed_candidates_kernel(
+            &records.client,
+            count.clone(),
+            dim,
+            records.clone().into_tensor_arg(),
+            candidates.clone().into_tensor_arg(),
+            pixel_grid(geometry, records),
+            clear,
+        ));
+    }
 }
