@@ -255,6 +255,17 @@ export const grid2d = (w, h, side) => [Math.ceil(w / side), Math.ceil(h / side),
 export const grid1d = (n, side) => [Math.max(1, Math.ceil(n / side)), 1, 1];
 
 /** The jump of propagation pass `pass` (the library's jump_for_pass). */
+/**
+ * Seeds candidate lists `lists` from the full records `records` of `count` sites: empties slot 0
+ * of every live site's cell, then the highest id of each cell takes it (`seed_candidates_kernel`).
+ * `grid` holds the `PixelGrid` scalars.
+ */
+export function seedLists(gpu, e, records, lists, grid, count) {
+  for (const kernel of ['clear_seed', 'seed']) {
+    gpu.launch(e, kernel, { records, candidates: lists }, grid, grid1d(count, LINE_CUBE));
+  }
+}
+
 export function jumpForPass(pass, candW, candH) {
   const top = nextPowerOfTwo(Math.max(candW, candH));
   const stages = Math.max(Math.log2(top), 1);
@@ -317,10 +328,7 @@ export async function renderView(gpu, parsed, sitesTensor, view, width, height, 
     gpu.launch(e, 'pack_full', { sites: t.sites, packed: t.records, zeroed: t.zeroed }, viewScalars, packCount);
     gpu.launch(e, 'pack_ranking', { sites: t.sites, packed: t.ranking, zeroed: t.zeroed }, viewScalars, packCount);
     // The jump flood from the exact records: seeds, then steps P/2 … 1.
-    for (const kernel of ['clear_seed', 'seed']) {
-      gpu.launch(e, kernel, { records: t.records, candidates: t.lists },
-        { ...size, inv_scale_sq: invScaleSq }, grid1d(count, LINE_CUBE));
-    }
+    seedLists(gpu, e, t.records, t.lists, { ...size, inv_scale_sq: invScaleSq }, count);
     gpu.launch(e, 'exact_ranking', { records: t.records, ranking: t.exact }, size, grid1d(count, LINE_CUBE));
     let step = nextPowerOfTwo(Math.max(width, height)) / 2;
     let readHalf = 0;

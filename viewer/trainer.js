@@ -8,7 +8,8 @@ import { SITE_PARAMS, hilbertOrder } from './sites.js';
 import { Schedule, bitsPerPixel, solveTargetBpp } from './schedule.js';
 import { ADAM_STATE, DENSIFY_STATS, fromSites, gradientWeighted, splitCandidates, splitSites } from './target.js';
 import {
-  K, LINE_CUBE, PACKED_WORDS, PACK_CUBE, RECORD_WORDS, TILE, grid1d, grid2d, jumpForPass, renderView, uploadSites,
+  K, LINE_CUBE, PACKED_WORDS, PACK_CUBE, RECORD_WORDS, TILE, grid1d, grid2d, jumpForPass, renderView, seedLists,
+  uploadSites,
 } from './gpu.js';
 
 const f = Math.fround;
@@ -161,10 +162,7 @@ export class Trainer {
       gpu.launch(e, 'init_candidates', { candidates: t.lists[0] },
         { cand_w: g.candW, cand_h: g.candH, site_count: count, seed }, grid2d(g.candW, g.candH, CELL_TILE));
       this.pack(e, 'pack_full', count, t.zeroed);
-      for (const kernel of ['clear_seed', 'seed']) {
-        gpu.launch(e, kernel, { records: t.records, candidates: t.lists[0] },
-          { ...this.sizes(), site_count: count }, grid1d(count, LINE_CUBE));
-      }
+      seedLists(gpu, e, t.records, t.lists[0], { ...this.sizes(), site_count: count }, count);
     });
   }
 

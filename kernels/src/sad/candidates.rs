@@ -67,9 +67,10 @@ fn seed_cell(records: &Tensor<u32>, site: usize, grid: &PixelGrid) -> i32 {
 }
 
 /// Seeds the candidate lists: every active site goes into slot 0 of the cell under its
-/// position. Two launches: with `clear`, each unit empties its site's slot (all units of a cell
-/// write the same value, so their order does not matter); then, without, each writes its id
-/// there by an atomic maximum. Where several sites share a cell the highest id wins, so the
+/// position. Lists that may hold ids take two launches: with `clear`, each unit empties its
+/// site's slot (all units of a cell write the same value, so their order does not matter); then,
+/// without, each writes its id there by an atomic maximum (the only launch where every slot is
+/// already [`EMPTY`]). Where several sites share a cell the highest id wins, so the
 /// seeds, and the flood and a render from them, are the same from run to run (the reference's
 /// plain stores race).
 ///

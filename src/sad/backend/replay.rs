@@ -25,8 +25,8 @@ pub trait SadReplayKernels: Backend {
     /// iteration recorded once and replayed as a graph: the gradient pass, `passes` (≥ 2) tau
     /// diffusion passes from `lists` (the neighbour lists of the step before, as
     /// [`sad_diffuse_and_step`](super::SadTrainingKernels::sad_diffuse_and_step) returns
-    /// them, over the same `candidates` and live sites) and the Adam step, with λ and the bias corrections read
-    /// from row `tick[0]` of `clock` (`[rows, CLOCK_COLUMNS]`, see
+    /// them, over the same `candidates` and live sites) and the Adam step, with λ and the bias
+    /// corrections read from row `tick[0]` of `clock` (`[rows, CLOCK_COLUMNS]`, see
     /// `burn_sad_kernels::sad::clock_value`) instead of `step`; then `tick[0]` advances by
     /// one. `sites`, `state`, `lists` and `tick` are overwritten, whoever else holds them, and
     /// returned (the same buffers): the caller owns them alone.

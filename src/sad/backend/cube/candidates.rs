@@ -39,7 +39,7 @@ pub(super) fn init_candidates(
         capacity(&sites) as u32,
         seed,
     ));
-    seed_sites(&records, &candidates, geometry);
+    seed_sites(&records, &candidates, geometry, true);
     candidates
 }
 
@@ -52,7 +52,8 @@ pub(super) fn flood_candidates(records: CubeTensor, geometry: RenderGeometry) ->
     let records = into_contiguous(records);
     let sites = expect_rows_of(op, "the site records", &records, RECORD_WORDS);
     let mut candidates = empty_ids(&records, geometry);
-    seed_sites(&records, &candidates, geometry);
+    // Every slot is EMPTY already: no clearing launch.
+    seed_sites(&records, &candidates, geometry, false);
     // The flood ranks by exact keys, as the reference's f32 flood does.
     let (count, dim) = cell_grid(geometry);
     // The flood reads 8 words of each record: from 32-byte records, one aligned sector (the
@@ -212,11 +213,22 @@ pub(super) fn record_vector_size() -> usize {
     RANKING_LOAD_WORDS
 }
 
-/// Writes every active site into slot 0 of its cell, from the full records `records`: empties
-/// those slots, then the highest id of each cell takes it (the same seeds from run to run).
-fn seed_sites(records: &CubeTensor, candidates: &CubeTensor, geometry: RenderGeometry) {
+/// Writes every active site into slot 0 of its cell, from the full records `records`: with
+/// `clear_first` empties those slots (lists that hold ids), then the highest id of each cell
+/// takes it (the same seeds from run to run).
+fn seed_sites(
+    records: &CubeTensor,
+    candidates: &CubeTensor,
+    geometry: RenderGeometry,
+    clear_first: bool,
+) {
     let (count, dim) = site_grid(capacity(records));
-    for clear in [true, false] {
+    let passes: &[bool] = if clear_first {
+        &[true, false]
+    } else {
+        &[false]
+    };
+    for &clear in passes {
         launch_kernel!(seed_candidates_kernel(
             &records.client,
             count.clone(),
