@@ -4,56 +4,21 @@ use burn::backend::{TensorMetadata, cubecl::dtype_to_storage_type, ops::FloatTen
 use burn::tensor::{DType, Shape, Slice};
 use burn_cubecl::{CubeBackend, kernel::into_contiguous, tensor::CubeTensor};
 use burn_sad_kernels::ssim::{
-    BackwardArgsLaunch, BackwardConfig, BackwardOutput, BackwardSourcesLaunch, C1, C2,
-    ForwardArgsLaunch, ForwardConfig, ForwardOutput, ForwardSourcesLaunch, GradTargets,
-    InputEncoding, InputLayout, InputStridesLaunch, PairWrites, StripLayout, Upstream,
-    WALK_COLUMNS, ssim_backward_kernel, ssim_forward_kernel, tile_columns,
+    BackwardArgsLaunch, BackwardOutput, BackwardSourcesLaunch, C1, C2, ForwardArgsLaunch,
+    ForwardOutput, ForwardSourcesLaunch, GradTargets, InputEncoding, InputLayout,
+    InputStridesLaunch, StripLayout, Upstream, ssim_backward_kernel, ssim_forward_kernel,
+    tile_columns,
 };
 use cubecl::ir::ElemType;
 use cubecl::{CubeCount, CubeDim};
 
+pub(crate) mod variant;
 mod volume;
 
 use crate::launch::{empty_contiguous, empty_f32, expect_dims, launch_kernel};
 use crate::ssim::backend::{KernelReduction, SsimBackend, SsimKernelConfig, stacked_shape};
+use variant::{KernelInputs, backward_config, forward_config, walk_cube_dim};
 use volume::{backward_volume, forward_volume};
-
-/// The forward's (`forward`) or the backward's layout of `config` for a kernel buffering
-/// `stats` f32 values a pixel on the device of `images`: its rows per walker, in whole chunks of the
-/// window's height, and as many strips (at most its strips) as fit the device's shared memory.
-fn layout(
-    images: &CubeTensor,
-    config: &SsimKernelConfig,
-    forward: bool,
-    stats: usize,
-) -> StripLayout {
-    let layout = config.layout;
-    let (rows, mut strips) = if forward {
-        (layout.forward_rows, layout.forward_strips)
-    } else {
-        (layout.backward_rows, layout.backward_strips)
-    };
-    let radius = config.radius;
-    let chunks = rows.div_ceil(2 * radius + 1).max(1);
-    let budget = images.client.properties().hardware.max_shared_memory_size;
-    while strips > 1
-        && (StripLayout { chunks, strips }).buffer_len(radius, stats) * F32_BYTES > budget
-    {
-        strips /= 2;
-    }
-    StripLayout { chunks, strips }
-}
-
-/// How the kernels' pass across stores its pixel pairs on the device of `images`: through
-/// plane shuffles where the device has plane operations of one plane width, else directly.
-pub(super) fn pair_writes(images: &CubeTensor) -> PairWrites {
-    let capabilities = crate::capabilities::Capabilities::of(images);
-    if capabilities.plane_ops && capabilities.plane_width.is_some() {
-        PairWrites::Shuffled
-    } else {
-        PairWrites::Direct
-    }
-}
 
 /// Grid of one cube per output tile per plane, and the plane geometry. The planes are every
 /// `[height, width]` slice of the tensor: `batch · channels` in 2D, `· depth` in 3D.
@@ -79,14 +44,11 @@ impl Geometry {
             height,
             width,
             count: CubeCount::Static(tiles_x as u32, tiles_y as u32, planes as u32),
-            dim: CubeDim::new_2d(WALK_COLUMNS as u32, layout.strips as u32),
+            dim: walk_cube_dim(layout),
             cubes: tiles_x * tiles_y * planes,
         }
     }
 }
-
-/// The kernels' arithmetic type and that of their values, partial maps and map.
-pub(super) const F32_BYTES: usize = 4;
 
 /// How img2 stores its values: integers (u8, or i32 where the runtime has no 8-bit storage)
 /// stand for `q / 255`.
@@ -193,8 +155,14 @@ impl InputPlanes {
     }
 
     /// The kernels' comptime input layout.
-    pub(super) fn layout(self) -> InputLayout {
-        self.layout
+    /// What the kernels' configuration says of these inputs: img2's encoding (from `img2`, as
+    /// [`read`](Self::read) returned it), the layout, and whether a window mask weighs them.
+    pub(super) fn kernel_inputs(self, img2: &CubeTensor, window_mask: bool) -> KernelInputs {
+        KernelInputs {
+            img2_encoding: encoding(img2),
+            input_layout: self.layout,
+            window_mask,
+        }
     }
 
     /// The kernels' strides argument.
@@ -299,24 +267,19 @@ fn forward(
     expect_dims("fused_ssim", "img2", &img2, img1.shape().as_slice());
     let window_mask = mask.is_some();
     let mask = KernelMask::new(mask, &img1, "fused_ssim_masked");
-    let layout = layout(&img1, &config, true, ForwardConfig::stats_with(window_mask));
-    let kernel = ForwardConfig {
-        radius: config.radius,
-        sigma_bits: config.sigma_bits,
-        layout,
-        term: config.term,
-        l1: config.has_l1(),
-        targets,
-        output: if config.is_map() {
-            ForwardOutput::Map
-        } else {
-            ForwardOutput::TileSums
-        },
-        img2_encoding: encoding(&img2),
-        input_layout: inputs.layout(),
-        window_mask,
-        writes: pair_writes(&img1),
+    let output = if config.is_map() {
+        ForwardOutput::Map
+    } else {
+        ForwardOutput::TileSums
     };
+    let kernel = forward_config(
+        img1.client.properties(),
+        &config,
+        inputs.kernel_inputs(&img2, window_mask),
+        targets,
+        output,
+    );
+    let layout = kernel.layout;
     let geometry = Geometry::of(&img1, layout, config.radius);
     // The map takes the tile sums' place, at the image's size.
     let tile_sums = if config.is_map() {
@@ -436,8 +399,14 @@ fn backward(
 ) -> CubeTensor {
     let (img1, img2, inputs) = InputPlanes::read(img1, img2);
     let partials = into_contiguous(partials);
-    let layout = layout(&img1, &config, false, targets.partial_count());
-    let geometry = Geometry::of(&img1, layout, config.radius);
+    let kernel = backward_config(
+        img1.client.properties(),
+        &config,
+        inputs.kernel_inputs(&img2, mask.is_some()),
+        targets,
+        BackwardOutput::Gradients,
+    );
+    let geometry = Geometry::of(&img1, kernel.layout, config.radius);
     // The kernel reads these at indices derived from img1's shape, unchecked.
     expect_dims(
         "fused_ssim backward",
@@ -468,22 +437,8 @@ fn backward(
         stacked_shape(targets.grad_count(), &img1.shape()),
         grad_dtype(&img1, &img2, targets),
     );
-    let window_mask = mask.is_some();
     let mask = KernelMask::new(mask, &img1, "fused_ssim_masked backward");
     let (ssim_scale, l1_scale) = config.scales(&img1.shape());
-    let kernel = BackwardConfig {
-        radius: config.radius,
-        sigma_bits: config.sigma_bits,
-        layout,
-        l1: config.has_l1(),
-        targets,
-        output: BackwardOutput::Gradients,
-        upstream: upstream_kind(&config),
-        img2_encoding: encoding(&img2),
-        input_layout: inputs.layout(),
-        window_mask,
-        writes: pair_writes(&img1),
-    };
     launch_kernel!(ssim_backward_kernel(
         &img1.client,
         geometry.count,

@@ -4,27 +4,23 @@ use burn::backend::{TensorMetadata, cubecl::dtype_to_storage_type};
 use burn::tensor::{DType, Shape};
 use burn_cubecl::{kernel::into_contiguous, tensor::CubeTensor};
 use burn_sad_kernels::ssim::{
-    BackwardArgsLaunch, BackwardConfig, BackwardOutput, BackwardSourcesLaunch, C1, C2, COLUMNS,
-    DepthArgsLaunch, DepthBackwardConfig, DepthBackwardSourcesLaunch, DepthForwardConfig,
-    DepthLayout, ForwardArgsLaunch, ForwardConfig, ForwardOutput, ForwardSourcesLaunch,
+    BackwardArgsLaunch, BackwardOutput, BackwardSourcesLaunch, C1, C2, COLUMNS, DepthArgsLaunch,
+    DepthBackwardSourcesLaunch, ForwardArgsLaunch, ForwardOutput, ForwardSourcesLaunch,
     GradTargets, ssim_backward_kernel, ssim_forward_kernel, ssim3d_depth_backward_kernel,
     ssim3d_depth_forward_kernel,
 };
 use cubecl::{CubeCount, CubeDim};
 
+use super::variant::{
+    DEPTH_LAYOUT, backward_config, depth_backward_config, depth_cube_dim, depth_forward_config,
+    forward_config,
+};
 use super::{
-    Geometry, InputPlanes, backward_types, encoding, grad_dtype, input_types, layout, map_upstream,
-    pair_writes, reduce_tile_sums, upstream_kind,
+    Geometry, InputPlanes, backward_types, encoding, grad_dtype, input_types, map_upstream,
+    reduce_tile_sums,
 };
 use crate::launch::{empty_contiguous, empty_f32, expect_dims, launch_kernel};
 use crate::ssim::backend::{KernelReduction, SsimKernelConfig, stacked_shape};
-
-/// Depth-stage tiling: 32 × 8 voxel columns per cube, 16 slices per unit (a 26-slice window
-/// pass for 16 outputs at radius 5).
-const DEPTH_LAYOUT: DepthLayout = DepthLayout {
-    rows: 8,
-    depth_chunk: 16,
-};
 
 /// Grid of the 3D depth stage: cubes of `DEPTH_LAYOUT` over every volume and depth chunk.
 struct DepthGeometry {
@@ -52,7 +48,7 @@ impl DepthGeometry {
             width,
             chunks,
             count: CubeCount::Static(tiles_x as u32, tiles_y as u32, (volumes * chunks) as u32),
-            dim: CubeDim::new_2d(COLUMNS as u32, DEPTH_LAYOUT.rows as u32),
+            dim: depth_cube_dim(),
             cubes: tiles_x * tiles_y * volumes * chunks,
         }
     }
@@ -88,23 +84,16 @@ pub(super) fn forward_volume(
     let shape = img1.shape();
     // The slice kernel reads both volumes at the same indices, unchecked.
     expect_dims("fused_ssim3d", "img2", &img2, shape.as_slice());
-    let layout = layout(&img1, &config, true, ForwardConfig::stats_with(false));
-    let slices = Geometry::of(&img1, layout, config.radius);
+    let kernel = forward_config(
+        img1.client.properties(),
+        &config,
+        inputs.kernel_inputs(&img2, false),
+        None,
+        ForwardOutput::Moments,
+    );
+    let slices = Geometry::of(&img1, kernel.layout, config.radius);
     let moments = empty_f32(&img1, stacked_shape(5, &shape));
     let unused = empty_f32(&img1, Shape::new([1]));
-    let kernel = ForwardConfig {
-        radius: config.radius,
-        sigma_bits: config.sigma_bits,
-        layout,
-        term: config.term,
-        l1: false,
-        targets: None,
-        output: ForwardOutput::Moments,
-        img2_encoding: encoding(&img2),
-        input_layout: inputs.layout(),
-        window_mask: false,
-        writes: pair_writes(&img1),
-    };
     launch_kernel!(ssim_forward_kernel(
         &img1.client,
         slices.count,
@@ -143,14 +132,7 @@ pub(super) fn forward_volume(
         tile_sums.clone().into_tensor_arg(),
         partials.clone().into_tensor_arg(),
         args,
-        DepthForwardConfig {
-            radius: config.radius,
-            sigma_bits: config.sigma_bits,
-            layout: DEPTH_LAYOUT,
-            term: config.term,
-            targets,
-            write_map: config.is_map(),
-        },
+        depth_forward_config(&config, targets),
         dtype_to_storage_type(DType::F32),
     );
     (
@@ -187,23 +169,16 @@ pub(super) fn backward_volume(
         &partials,
         stacked.as_slice(),
     );
-    let layout = layout(&img1, &config, false, maps);
-    let slices = Geometry::of(&img1, layout, config.radius);
+    let kernel = backward_config(
+        img1.client.properties(),
+        &config,
+        inputs.kernel_inputs(&img2, false),
+        targets,
+        BackwardOutput::BlurredPartials,
+    );
+    let slices = Geometry::of(&img1, kernel.layout, config.radius);
     let blurred = empty_f32(&img1, stacked_shape(maps, &shape));
     let unused = empty_f32(&img1, Shape::new([1]));
-    let kernel = BackwardConfig {
-        radius: config.radius,
-        sigma_bits: config.sigma_bits,
-        layout,
-        l1: false,
-        targets,
-        output: BackwardOutput::BlurredPartials,
-        upstream: upstream_kind(&config),
-        img2_encoding: encoding(&img2),
-        input_layout: inputs.layout(),
-        window_mask: false,
-        writes: pair_writes(&img1),
-    };
     launch_kernel!(ssim_backward_kernel(
         &img1.client,
         slices.count,
@@ -243,14 +218,7 @@ pub(super) fn backward_volume(
             args,
         ),
         grads.clone().into_tensor_arg(),
-        DepthBackwardConfig {
-            radius: config.radius,
-            sigma_bits: config.sigma_bits,
-            layout: DEPTH_LAYOUT,
-            targets,
-            map_upstream: config.is_map(),
-            img2_encoding: encoding(&img2),
-        },
+        depth_backward_config(&config, targets, encoding(&img2)),
         backward_types(&img1, &img2, grad_dtype(&img1, &img2, targets)),
     );
     grads
