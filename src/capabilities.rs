@@ -78,7 +78,7 @@ impl Capabilities {
 /// Properties of a device that is not at hand, with planes of `plane_sizes` (least, most) and
 /// vectors of at most `max_vector_size` lanes, and no features: what the viewer compiles its
 /// WGSL for (the kernels' expansion reads none of it), and what the tests start from.
-#[cfg(any(feature = "wgpu", test))]
+#[cfg(any(feature = "wgpu", feature = "kernel-report", test))]
 pub(crate) fn offline_properties(
     plane_sizes: (u32, u32),
     max_vector_size: usize,

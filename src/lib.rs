@@ -99,6 +99,9 @@ mod fusion_op;
 pub mod image;
 pub mod kernel_cache;
 mod kernel_families;
+#[cfg(feature = "kernel-report")]
+#[cfg_attr(docsrs, doc(cfg(feature = "kernel-report")))]
+pub mod kernel_report;
 #[cfg(feature = "cube")]
 mod launch;
 pub mod sad;

@@ -27,7 +27,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-mod backend;
+pub(crate) mod backend;
 mod candidates;
 pub mod dataset;
 mod error;

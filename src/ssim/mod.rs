@@ -23,7 +23,7 @@
 //! ```
 
 mod api;
-mod backend;
+pub(crate) mod backend;
 mod error;
 mod msssim;
 mod options;

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use cubecl::ir::{AddressType, ElemType, FloatKind};
+use cubecl::ir::AddressType;
 use cubecl::prelude::*;
 use cubecl::wgpu::WgslCompiler;
 use cubecl::{Compiler, WgpuCompilationOptions};
@@ -84,14 +84,7 @@ impl Common {
     }
 }
 
-pub(super) fn t() -> TensorCompilationArg {
-    TensorCompilationArg {
-        meta: TensorMetaCompilationArg { len: (), rank: () },
-        buffer: BufferCompilationArg { inplace: None },
-    }
-}
-
-pub(super) const F32: ElemType = ElemType::Float(FloatKind::F32);
+pub(super) use crate::launch::{F32_ELEM as F32, tensor_compilation_arg as t};
 
 pub(super) fn compile(
     name: &'static str,

@@ -61,11 +61,13 @@ mod walk;
 mod window;
 
 pub use args::{
-    BackwardArgs, BackwardArgsLaunch, BackwardConfig, BackwardOutput, BackwardSources,
-    BackwardSourcesLaunch, DepthArgs, DepthArgsLaunch, DepthBackwardConfig, DepthBackwardSources,
-    DepthBackwardSourcesLaunch, DepthForwardConfig, ForwardArgs, ForwardArgsLaunch, ForwardConfig,
-    ForwardOutput, ForwardSources, ForwardSourcesLaunch, InputLayout, InputStrides,
-    InputStridesLaunch, Upstream,
+    BackwardArgs, BackwardArgsCompilationArg, BackwardArgsLaunch, BackwardConfig, BackwardOutput,
+    BackwardSources, BackwardSourcesCompilationArg, BackwardSourcesLaunch, DepthArgs,
+    DepthArgsCompilationArg, DepthArgsLaunch, DepthBackwardConfig, DepthBackwardSources,
+    DepthBackwardSourcesCompilationArg, DepthBackwardSourcesLaunch, DepthForwardConfig,
+    ForwardArgs, ForwardArgsCompilationArg, ForwardArgsLaunch, ForwardConfig, ForwardOutput,
+    ForwardSources, ForwardSourcesCompilationArg, ForwardSourcesLaunch, InputLayout, InputStrides,
+    InputStridesCompilationArg, InputStridesLaunch, Upstream,
 };
 pub use backward::ssim_backward_kernel;
 pub use depth_backward::ssim3d_depth_backward_kernel;
@@ -74,6 +76,7 @@ pub use epilogue::SsimTerm;
 pub use forward::ssim_forward_kernel;
 pub use load::InputEncoding;
 pub use pairs::PairWrites;
+pub use walk::rounds;
 pub use window::{DEFAULT_RADIUS, DEFAULT_SIGMA, gaussian_taps};
 
 /// Columns of the 3D depth-stage cubes: one unit per voxel column, a warp wide on NVIDIA.

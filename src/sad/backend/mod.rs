@@ -8,7 +8,7 @@
 mod autodiff;
 mod candidates;
 #[cfg(feature = "cube")]
-mod cube;
+pub(crate) mod cube;
 mod fusion;
 mod geometry;
 mod kernel_call;

@@ -17,7 +17,7 @@ use crate::ssim::{Padding, SsimLayout, SsimMemory, SsimOptions};
 
 mod autodiff;
 #[cfg(feature = "cube")]
-mod cube;
+pub(crate) mod cube;
 mod fusion;
 
 /// What the SSIM kernels compute: the window and padding, which term they average, whether per

@@ -36,7 +36,7 @@ pub(super) fn table_sums(tensor: &CubeTensor, fixed_scale: bool) -> TableSums {
 }
 
 /// [`table_sums`]' choice on a device of `capabilities`.
-fn table_sums_for(capabilities: &Capabilities, fixed_scale: bool) -> TableSums {
+pub(crate) fn table_sums_for(capabilities: &Capabilities, fixed_scale: bool) -> TableSums {
     if fixed_scale {
         TableSums::Fixed
     } else if capabilities.shared_float_atomic_add() {
@@ -69,7 +69,7 @@ pub(super) fn plane_sums(tensor: &CubeTensor, strategy: BackwardStrategy) -> Pla
 }
 
 /// [`plane_sums`]' choice on a device of `capabilities`, or why `strategy` cannot run there.
-fn plane_sums_for(
+pub(crate) fn plane_sums_for(
     capabilities: &Capabilities,
     strategy: BackwardStrategy,
 ) -> Result<PlaneSums, String> {

@@ -209,7 +209,7 @@ pub(super) fn candidate_pass(
 const RANKING_LOAD_WORDS: usize = 4;
 
 /// Words per load of the site records: every kernel reads them in 16-byte vectors.
-pub(super) fn record_vector_size() -> usize {
+pub(crate) fn record_vector_size() -> usize {
     RANKING_LOAD_WORDS
 }
 

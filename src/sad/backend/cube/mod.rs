@@ -26,6 +26,10 @@ use cubecl::{CubeCount, CubeDim};
 
 pub(crate) use accumulation::plane_sums_possible;
 use accumulation::{full_plane_masks, plane_sums, table_sums};
+#[cfg(feature = "kernel-report")]
+pub(crate) use accumulation::{plane_sums_for, table_sums_for};
+#[cfg(feature = "kernel-report")]
+pub(crate) use candidates::record_vector_size;
 use clock::Clock;
 use render::{backward, render_records};
 
