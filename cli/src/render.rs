@@ -35,10 +35,11 @@ pub struct RenderArgs {
     /// Image to compare with: prints `PSNR: <value> dB` as the last line.
     #[arg(long)]
     target: Option<PathBuf>,
-    /// At another size, scale radii with the image too (keeps the diagram's shape; the
-    /// reference scales positions only).
+    /// At another size, scale positions alone, as the reference's PyTorch render does (radii
+    /// stay in pixels, so cells grow or shrink relative to the image). By default positions
+    /// and radii scale together: the same diagram at any size, as `sad view` draws it.
     #[arg(long)]
-    scale_radius: bool,
+    reference_scaling: bool,
     /// Candidate propagation passes after the jump flood (0 to 1024).
     #[arg(long, default_value_t = 16,
           value_parser = clap::value_parser!(u32).range(0..=i64::from(MAX_PASSES)))]
@@ -107,7 +108,7 @@ pub fn render_command(args: RenderArgs, device: &Device, description: &str) -> R
     let options = RenderOnlyOptions {
         width: args.width,
         height: args.height,
-        scale_radius: args.scale_radius,
+        reference_scaling: args.reference_scaling,
         passes: args.passes,
         zoom: args.zoom,
         centre: args.centre,

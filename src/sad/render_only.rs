@@ -16,9 +16,12 @@ pub struct RenderOnlyOptions {
     pub width: Option<usize>,
     /// Output height; `None` keeps the file's (or follows `width`'s scale).
     pub height: Option<usize>,
-    /// At another size, scale radii with the image too (see [`SiteTable::scaled_to`]); off by
-    /// default, as in the reference.
-    pub scale_radius: bool,
+    /// At another size, scale positions alone, as the reference's PyTorch render does: radii
+    /// stay in pixels, so every cell grows or shrinks relative to the image and a render at
+    /// half the size is not the native render made smaller. Off by default: positions and radii
+    /// scale together, the diagram keeps its shape, and the render is what the viewer draws at
+    /// that size (see [`SiteTable::scaled_to`]).
+    pub reference_scaling: bool,
     /// Propagation passes after the jump flood (the reference's `--render-cand-passes`, 16).
     pub passes: u32,
     /// Probes of each pass.
@@ -38,7 +41,7 @@ impl Default for RenderOnlyOptions {
         Self {
             width: None,
             height: None,
-            scale_radius: false,
+            reference_scaling: false,
             passes: 16,
             propagation: PropagationOptions::default(),
             zoom: None,
@@ -227,7 +230,7 @@ impl Prepared {
         let table = match view {
             // A view keeps the file's sites; their records are of the view.
             Some(_) => table.clone(),
-            None => table.scaled_to(width, height, options.scale_radius),
+            None => table.scaled_to(width, height, !options.reference_scaling),
         };
         let view = view.unwrap_or(ViewTransform::IDENTITY);
         let capacity = table.sites.len();

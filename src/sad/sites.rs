@@ -60,14 +60,14 @@ impl SiteTable {
         }
     }
 
-    /// The table for rendering at `width × height`: positions scaled by (W′ / W, H′ / H),
-    /// everything else unchanged, as the reference's resolution-independent render (the
-    /// PyTorch backend's `scale_sites_to_target`) does.
+    /// The table for rendering at `width × height`: positions scaled by (W′ / W, H′ / H) and,
+    /// with `scale_radius`, radii by max(W′, H′) / max(W, H), which keeps the diagram the same
+    /// shape (what [`render_sites`](super::render_sites) does by default).
     ///
-    /// Distances are measured in units of max(W, H) but radii in pixels, so a render at another
-    /// size also shrinks or grows every cell's radius relative to the image; with
-    /// `scale_radius`, radii are scaled by max(W′, H′) / max(W, H) too, which keeps the diagram
-    /// the same shape (not what the reference does).
+    /// Distances are measured in units of max(W, H) but radii in pixels, so without
+    /// `scale_radius` (positions alone, as the reference's PyTorch backend's
+    /// `scale_sites_to_target`) a render at another size also shrinks or grows every cell's
+    /// radius relative to the image.
     pub fn scaled_to(&self, width: usize, height: usize, scale_radius: bool) -> Self {
         if (width, height) == (self.width, self.height) || self.width == 0 || self.height == 0 {
             return Self {

@@ -103,13 +103,12 @@ fn a_zoomed_in_view_is_a_crop_of_a_larger_render() {
         return;
     }
     let table = cat();
-    // Twice the size with radii scaled too: the same diagram on twice the pixels.
+    // Twice the size (radii scale too): the same diagram on twice the pixels.
     let large = render(
         &table,
         RenderOnlyOptions {
             width: Some(320),
             height: Some(192),
-            scale_radius: true,
             ..RenderOnlyOptions::default()
         },
     );
