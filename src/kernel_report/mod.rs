@@ -27,6 +27,15 @@ use cubecl::ir::nvidia::SmArch;
 use cubecl::ir::{AddressType, DeviceProperties, ElemType, FloatKind, Type};
 use cubecl::prelude::*;
 
+/// A kernel's constructor for a cube of `dim` on the offline `device`: `kernel!(device, dim,
+/// Kernel, args...)`, the kernel's compilation arguments, comptime values and element types in
+/// its order after the settings and properties every constructor takes first.
+macro_rules! kernel {
+    ($device:expr, $dim:expr, $kernel:ty, $($arg:expr),* $(,)?) => {
+        <$kernel>::new($device.settings($dim), $device.properties(), $device.target(), $($arg),*)
+    };
+}
+
 mod sad;
 mod ssim;
 

@@ -40,10 +40,10 @@ pub(super) fn kernels(device: &OfflineCuda) -> Result<Vec<CudaKernel>, KernelRep
     let mut kernels = Vec::new();
 
     let (dim, work) = pixels();
-    let render = RenderKernel::new(
-        device.settings(dim),
-        device.properties(),
-        device.target(),
+    let render = kernel!(
+        device,
+        dim,
+        RenderKernel,
         tensor(),
         tensor(),
         tensor(),
@@ -67,10 +67,10 @@ pub(super) fn kernels(device: &OfflineCuda) -> Result<Vec<CudaKernel>, KernelRep
             from_target,
             removal: false,
         };
-        let backward = RenderBackwardKernel::new(
-            device.settings(dim),
-            device.properties(),
-            device.target(),
+        let backward = kernel!(
+            device,
+            dim,
+            RenderBackwardKernel,
             tensor(),
             tensor(),
             tensor(),
@@ -89,10 +89,10 @@ pub(super) fn kernels(device: &OfflineCuda) -> Result<Vec<CudaKernel>, KernelRep
     }
 
     let (dim, work) = pixels();
-    let statistics = SiteStatisticsKernel::new(
-        device.settings(dim),
-        device.properties(),
-        device.target(),
+    let statistics = kernel!(
+        device,
+        dim,
+        SiteStatisticsKernel,
         tensor(),
         tensor(),
         tensor(),
@@ -112,10 +112,10 @@ pub(super) fn kernels(device: &OfflineCuda) -> Result<Vec<CudaKernel>, KernelRep
         unit: "cell",
         loops: LoopTrips::DataDependent,
     };
-    let pass = CandidatePassKernel::new(
-        device.settings(cell_dim),
-        device.properties(),
-        device.target(),
+    let pass = kernel!(
+        device,
+        cell_dim,
+        CandidatePassKernel,
         tensor(),
         tensor(),
         tensor(),
@@ -127,10 +127,10 @@ pub(super) fn kernels(device: &OfflineCuda) -> Result<Vec<CudaKernel>, KernelRep
     );
     kernels.push(device.compile("sad_candidate_pass".to_string(), cell_dim, cells(), pass)?);
     for (variant, mirror) in [("flood", false), ("flood.mirror", true)] {
-        let flood = JfaFloodKernel::new(
-            device.settings(cell_dim),
-            device.properties(),
-            device.target(),
+        let flood = kernel!(
+            device,
+            cell_dim,
+            JfaFloodKernel,
             tensor(),
             tensor(),
             tensor(),
@@ -145,10 +145,10 @@ pub(super) fn kernels(device: &OfflineCuda) -> Result<Vec<CudaKernel>, KernelRep
     }
     let site_dim = CubeDim::new_1d(SITE_CUBE);
     for (variant, clear) in [("seed.clear", true), ("seed", false)] {
-        let seed = SeedCandidatesKernel::new(
-            device.settings(site_dim),
-            device.properties(),
-            device.target(),
+        let seed = kernel!(
+            device,
+            site_dim,
+            SeedCandidatesKernel,
             tensor(),
             tensor(),
             grid(),

@@ -190,10 +190,10 @@ fn forward(
     );
     let dim = walk_cube_dim(config.layout);
     let work = walk_work(config.layout, config.radius);
-    let kernel = SsimForwardKernel::new(
-        device.settings(dim),
-        device.properties(),
-        device.target(),
+    let kernel = kernel!(
+        device,
+        dim,
+        SsimForwardKernel,
         forward_sources(),
         tensor(),
         tensor(),
@@ -240,10 +240,10 @@ fn backward(
     } else {
         F32
     };
-    let kernel = SsimBackwardKernel::new(
-        device.settings(dim),
-        device.properties(),
-        device.target(),
+    let kernel = kernel!(
+        device,
+        dim,
+        SsimBackwardKernel,
         sources,
         tensor(),
         config,
@@ -282,10 +282,10 @@ fn depth_forward(
     targets: Option<GradTargets>,
 ) -> Result<CudaKernel, KernelReportError> {
     let dim = depth_cube_dim();
-    let kernel = Ssim3dDepthForwardKernel::new(
-        device.settings(dim),
-        device.properties(),
-        device.target(),
+    let kernel = kernel!(
+        device,
+        dim,
+        Ssim3dDepthForwardKernel,
         tensor(),
         tensor(),
         tensor(),
@@ -308,10 +308,10 @@ fn depth_backward(
         upstream: tensor(),
         args: depth_args(),
     };
-    let kernel = Ssim3dDepthBackwardKernel::new(
-        device.settings(dim),
-        device.properties(),
-        device.target(),
+    let kernel = kernel!(
+        device,
+        dim,
+        Ssim3dDepthBackwardKernel,
         sources,
         tensor(),
         depth_backward_config(config, TRAIN, InputEncoding::Float),
