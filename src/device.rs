@@ -235,6 +235,9 @@ pub fn select_device(choice: DeviceChoice) -> Result<(Device, String), String> {
 /// println!("SSIM on {description}");
 /// # Ok::<(), String>(())
 /// ```
+// Each runtime compiled in pushes its candidates under its own `cfg`, which `vec![..]` cannot
+// express.
+#[allow(clippy::vec_init_then_push)]
 pub fn select_device_for(
     choice: DeviceChoice,
     families: &[KernelFamily],
