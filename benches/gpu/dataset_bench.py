@@ -23,6 +23,7 @@ Usage: dataset_bench.py --sad PATH --reference PATH --reference-root DIR --work 
 """
 
 import csv
+import re
 import os
 import statistics
 import subprocess
@@ -175,10 +176,14 @@ def main():
         print(f"| reference, pass {run} | {wall:.2f} | {len(photos) / wall:.3f} | "
               f"{statistics.mean(psnrs.values()):.3f} | {wall / ref_wall:.2f} | "
               f"{under} of {len(photos)} | {over} of {len(photos)} | {worst:+.3f} |", flush=True)
-    for entry in args.jobs:
+    for index, entry in enumerate(args.jobs, start=1):
         jobs, _, switches = entry.partition(":")
-        flags = [flag for flag in switches.split(",") if flag]
-        out = args.work / f"dataset-ours-{'ab-' if switches else ''}{jobs}"
+        # Flags part at commas that start another flag, so a value may hold commas
+        # (`--devices=cuda:0,cuda:1`).
+        flags = [flag for flag in re.split(r",(?=--)", switches) if flag]
+        # One folder an entry (dataset-ours-2-8: the second entry, --jobs 8), so that two
+        # entries' results.csv can be compared image by image afterwards.
+        out = args.work / f"dataset-ours-{index}-{jobs}"
         if flags:
             warm(flags)  # a flag may select other kernel variants: compile them first
         command = [args.sad, "--device", "cuda", "fit", str(args.work / "dataset"),
