@@ -154,7 +154,6 @@ impl InputPlanes {
         (img1, img2, planes)
     }
 
-    /// The kernels' comptime input layout.
     /// What the kernels' configuration says of these inputs: img2's encoding (from `img2`, as
     /// [`read`](Self::read) returned it), the layout, and whether a window mask weighs them.
     pub(super) fn kernel_inputs(self, img2: &CubeTensor, window_mask: bool) -> KernelInputs {

@@ -64,6 +64,7 @@ pub(crate) fn strip_layout(
 /// How the kernels' pass across stores its pixel pairs on a device of `properties`: through
 /// plane shuffles where the device has plane operations of one plane width, else directly.
 pub(crate) fn pair_writes(properties: &DeviceProperties) -> PairWrites {
+    // Only the plane facts are read here, which do not depend on the device being a CUDA one.
     let capabilities = crate::capabilities::Capabilities::from_properties(properties, false);
     if capabilities.plane_ops && capabilities.plane_width.is_some() {
         PairWrites::Shuffled
