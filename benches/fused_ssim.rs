@@ -26,10 +26,10 @@
 //! - `--dtype f16|bf16` times the ops on inputs of that dtype (the kernels read them and compute
 //!   in f32), and after the table prints, for each photo pair of `tests/data`, how far the
 //!   value on the inputs rounded to that dtype is from the f32 value.
-//! - `--memory store|recompute` times the training steps under that `SsimMemory` mode. After
-//!   the table, one line per 2D SSIM row gives the device memory a training forward holds until
-//!   its backward under each mode (the memory pool's bytes in use, where the device reports
-//!   them), with both modes' train times.
+//! - `--memory store|store-half|recompute` times the training steps under that `SsimMemory`
+//!   mode. After the table, one line per 2D SSIM row gives the device memory a training forward
+//!   holds until its backward under each mode (the memory pool's bytes in use, where the device
+//!   reports them), with each mode's train time.
 //! - `--dispatch` prints under each row the host's time per step until it had queued every
 //!   step (before the closing device synchronisation): near the step's time, the host bounds
 //!   the step, not the device.
@@ -369,7 +369,11 @@ fn memory_line(shape: &[usize; 4], iters: usize, options: SsimOptions, device: &
     let ad = device.clone().autodiff();
     let in_use = || device.memory_pool_usage().map(|usage| usage.bytes_in_use);
     let mut cells = Vec::new();
-    for memory in [SsimMemory::Store, SsimMemory::Recompute] {
+    for memory in [
+        SsimMemory::Store,
+        SsimMemory::StoreHalf,
+        SsimMemory::Recompute,
+    ] {
         let options = options.with_memory(memory);
         let held = || {
             let x = Tensor::<4>::from_data(img1.to_data(), &ad).require_grad();

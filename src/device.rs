@@ -113,6 +113,25 @@ pub(crate) fn families_support(device: &Device, families: &[KernelFamily]) -> Re
     Ok(())
 }
 
+/// Whether `device` stores f16 values, which
+/// [`SsimMemory::StoreHalf`](crate::ssim::SsimMemory::StoreHalf) needs; `Err` holds one line
+/// that says what to use instead. Devices that run the reference ops need nothing.
+pub(crate) fn half_storage_support(device: &Device) -> Result<(), String> {
+    #[cfg(feature = "cube")]
+    if let burn::backend::DispatchDevice::Cube(cube) = device.as_dispatch().clone().inner() {
+        let f16 = cubecl::ir::ElemType::Float(cubecl::ir::FloatKind::F16);
+        if !cube.client().properties().supports_type(f16) {
+            return Err(
+                "this device stores no f16 values, which SsimMemory::StoreHalf needs; \
+                        use SsimMemory::Store"
+                    .to_string(),
+            );
+        }
+    }
+    let _ = device;
+    Ok(())
+}
+
 /// The environment variable that sets the default of `--device`.
 pub const DEVICE_ENV: &str = "BURN_SAD_DEVICE";
 

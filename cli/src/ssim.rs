@@ -30,6 +30,12 @@ pub struct SsimArgs {
     /// Multi-scale SSIM (5 scales, pytorch-msssim weights, valid padding).
     #[arg(long, conflicts_with = "padding")]
     ms: bool,
+    /// The pixel values' range in the files' 8-bit units, which sets SSIM's constants
+    /// C1 = (0.01·L)², C2 = (0.03·L)² as pytorch-msssim's `data_range` does: 255 (the default)
+    /// is the usual SSIM of 8-bit images; `--data-range 1` reproduces code that passed
+    /// `data_range=1` with values in 0..=255.
+    #[arg(long, default_value_t = 255.0, allow_negative_numbers = true)]
+    data_range: f32,
 }
 
 /// Prints the SSIM of the two images as the last line of stdout.
@@ -41,7 +47,13 @@ pub fn ssim_command(args: SsimArgs, device: &Device, description: &str) -> Resul
         window,
         sigma,
         ms,
+        data_range,
     } = args;
+    if !(data_range.is_finite() && data_range > 0.0) {
+        bail!("--data-range must be a positive number, got {data_range}");
+    }
+    // The images are loaded as q / 255: their range in those units.
+    let unit_range = data_range / 255.0;
     let on_host = memory_on_host(device);
     // Each file is read once; its header's size is checked against the memory before decoding.
     let load = |path: &std::path::Path| -> Result<Tensor<4>> {
@@ -74,7 +86,8 @@ pub fn ssim_command(args: SsimArgs, device: &Device, description: &str) -> Resul
             window,
             sigma,
             ..MsSsimOptions::default()
-        };
+        }
+        .with_data_range(unit_range);
         try_ms_ssim(img1, img2, &options)?
     } else {
         let options = SsimOptions {
@@ -82,7 +95,8 @@ pub fn ssim_command(args: SsimArgs, device: &Device, description: &str) -> Resul
             window,
             sigma,
             ..SsimOptions::DEFAULT
-        };
+        }
+        .with_data_range(unit_range);
         try_fused_ssim(img1, img2, options)?
     };
     let value: f32 = ssim

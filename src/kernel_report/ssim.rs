@@ -1,6 +1,7 @@
 //! The SSIM kernels of the report: the 2D forward and backward in each mode the ops launch, and
 //! the 3D depth stages.
 
+use burn::backend::cubecl::dtype_to_storage_type;
 use burn_sad_kernels::ssim::{
     BackwardArgsCompilationArg, BackwardOutput, BackwardSourcesCompilationArg, COLUMNS,
     DepthArgsCompilationArg, DepthBackwardSourcesCompilationArg, ForwardArgsCompilationArg,
@@ -14,12 +15,12 @@ use cubecl::ir::{ElemType, FloatKind, UIntKind};
 use cubecl::prelude::{Float, Numeric};
 
 use super::{CudaKernel, F32, KernelReportError, LoopTrips, OfflineCuda, Work, tensor};
-use crate::ssim::SsimOptions;
 use crate::ssim::backend::SsimKernelConfig;
 use crate::ssim::backend::cube::variant::{
     DEPTH_LAYOUT, KernelInputs, backward_config, depth_backward_config, depth_cube_dim,
     depth_forward_config, forward_config, pixels_per_cube, walk_cube_dim,
 };
+use crate::ssim::{SsimMemory, SsimOptions};
 
 /// The gradient a training loop asks for: the prediction's (img1).
 const TRAIN: GradTargets = GradTargets {
@@ -56,13 +57,19 @@ impl Variant {
         }
     }
 
-    fn forward_types(&self) -> [ElemType; 3] {
-        [F32, self.types[0], self.types[1]]
+    /// Arithmetic, the two inputs' storage types and the partial maps' (of a training forward
+    /// and its backward; an inference forward's placeholder is f32).
+    fn forward_types(&self, targets: Option<GradTargets>) -> [ElemType; 4] {
+        let partials = match targets {
+            Some(_) => dtype_to_storage_type(self.config.partials_dtype()),
+            None => F32,
+        };
+        [F32, self.types[0], self.types[1], partials]
     }
 }
 
 /// The 2D variants: plain SSIM, L1 + SSIM, MS-SSIM's contrast-structure term, a window mask,
-/// f16 inputs and an 8-bit target.
+/// f16 inputs, an 8-bit target and partial maps stored as f16.
 fn variants() -> Vec<Variant> {
     let plain = SsimKernelConfig::from(SsimOptions::default());
     let l1 = SsimKernelConfig {
@@ -92,6 +99,13 @@ fn variants() -> Vec<Variant> {
             encoding: InputEncoding::Unorm8,
             ..Variant::new(".u8", plain)
         },
+        Variant::new(
+            ".half",
+            SsimKernelConfig {
+                memory: SsimMemory::StoreHalf,
+                ..plain
+            },
+        ),
     ]
 }
 
@@ -99,6 +113,10 @@ pub(super) fn kernels(device: &OfflineCuda) -> Result<Vec<CudaKernel>, KernelRep
     let mut kernels = Vec::new();
     for variant in variants() {
         for (mode, targets) in [("infer", None), ("train", Some(TRAIN))] {
+            // How partial maps are stored changes nothing in an inference forward.
+            if targets.is_none() && variant.config.memory != SsimMemory::Store {
+                continue;
+            }
             kernels.push(forward(
                 device,
                 &variant,
@@ -198,7 +216,7 @@ fn forward(
         tensor(),
         tensor(),
         config,
-        variant.forward_types(),
+        variant.forward_types(targets),
     );
     device.compile(name, dim, work, kernel)
 }
@@ -218,8 +236,8 @@ fn backward(
     );
     let dim = walk_cube_dim(config.layout);
     let work = walk_work(config.layout, config.radius);
-    let [f, i1, i2] = variant.forward_types();
-    let sources: BackwardSourcesCompilationArg<_, _, _> = BackwardSourcesCompilationArg {
+    let [f, i1, i2, p] = variant.forward_types(Some(TRAIN));
+    let sources: BackwardSourcesCompilationArg<_, _, _, _> = BackwardSourcesCompilationArg {
         img1: tensor(),
         img2: tensor(),
         mask: tensor(),
@@ -247,7 +265,7 @@ fn backward(
         sources,
         tensor(),
         config,
-        [f, i1, i2, grads],
+        [f, i1, i2, p, grads],
     );
     device.compile(name, dim, work, kernel)
 }
@@ -291,7 +309,7 @@ fn depth_forward(
         tensor(),
         depth_args(),
         depth_forward_config(config, targets),
-        F32,
+        [F32, F32],
     );
     device.compile(format!("ssim3d_depth.{mode}"), dim, depth_work(), kernel)
 }

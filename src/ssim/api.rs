@@ -4,7 +4,7 @@ use burn::tensor::{DType, Device, Int, Tensor};
 
 use super::reduction::{Mean, SsimReduction, weigh_by_mask};
 use super::reference::{reference_value, window_masked_reference_value};
-use super::{KernelReduction, MaskMode, SsimError, SsimKernelConfig, SsimOptions};
+use super::{KernelReduction, MaskMode, SsimError, SsimKernelConfig, SsimMemory, SsimOptions};
 #[cfg(feature = "cube")]
 use crate::device::uses_fused_kernels;
 
@@ -282,6 +282,7 @@ fn window_masked_value<const D: usize>(
     mask: Tensor<D>,
     config: SsimKernelConfig,
 ) -> Tensor<1> {
+    let (img1, img2, config) = half_maps_in_range(img1, img2, config);
     #[cfg(feature = "cube")]
     if uses_fused_kernels(&img1.device()) {
         use super::SsimBackend;
@@ -336,10 +337,13 @@ fn validate_mask<const D: usize>(img: &Tensor<D>, mask: &Tensor<D>) -> Result<()
 }
 
 /// SSIM of float predictions against a target kept as 8-bit integers: `target` holds `q` in
-/// 0..=255 standing for `q / 255`, so a 4K RGB ground truth takes 25 MB instead of 100 MB. The
-/// kernels read it as integers and divide in f32, so the value equals
+/// 0..=255 standing for `q / 255` of the data range (`options.constants.data_range`, 1 by
+/// default), so a 4K RGB ground truth takes 25 MB instead of 100 MB. The kernels read it as
+/// integers and divide in f32, so with the default range the value equals
 /// [`fused_ssim_reduced`] of `target.float() / 255` (bit for bit on a device), for every
-/// reduction; differentiable with respect to `pred` only.
+/// reduction; with a range `L`, `pred` is divided by `L` first (one elementwise pass) and the
+/// value is that of `target.float() · L / 255` to f32 rounding. Differentiable with respect
+/// to `pred` only.
 ///
 /// The target should be `u8`; a runtime without 8-bit storage (wgpu's shaders have none) holds
 /// Burn's int tensors as i32, which works the same but saves no memory. Values outside 0..=255
@@ -437,12 +441,18 @@ fn l1_ssim_config(
     })
 }
 
-/// [`kernel_value`] with an integer img2 standing for `q / 255`.
+/// [`kernel_value`] with an integer img2 standing for `q / 255` of the data range. The kernels
+/// decode `q / 255`: for another range `L`, img1 is divided by `L` first (see [`unit_range`]).
 fn unorm8_value<const D: usize>(
     img1: Tensor<D>,
     img2: Tensor<D, Int>,
     config: SsimKernelConfig,
 ) -> Tensor<1> {
+    let (scale, config) = unit_range(config);
+    let img1 = match scale {
+        Some(range) => img1.div_scalar(range),
+        None => img1,
+    };
     #[cfg(feature = "cube")]
     if uses_fused_kernels(&img1.device()) {
         use super::SsimBackend;
@@ -464,6 +474,7 @@ pub(crate) fn kernel_value<const D: usize>(
     img2: Tensor<D>,
     config: SsimKernelConfig,
 ) -> Tensor<1> {
+    let (img1, img2, config) = half_maps_in_range(img1, img2, config);
     #[cfg(feature = "cube")]
     if uses_fused_kernels(&img1.device()) {
         return fused_value(img1, img2, config);
@@ -485,6 +496,44 @@ fn fused_value<const D: usize>(
         config,
     ))
 }
+
+/// `config` for its inputs divided by their data range `L` (returned where it is not 1): SSIM
+/// with C1 = (k1·L)², C2 = (k2·L)² of the inputs is SSIM with C1 = k1², C2 = k2² of the inputs
+/// over `L`, and their L1 term is `L` times theirs, so the L1 weight takes the factor.
+fn unit_range(config: SsimKernelConfig) -> (Option<f32>, SsimKernelConfig) {
+    let range = config.constants.data_range;
+    if range == 1.0 {
+        return (None, config);
+    }
+    let unit = SsimKernelConfig {
+        l1_weight: config.l1_weight * range,
+        constants: config.constants.with_data_range(1.0),
+        ..config
+    };
+    (Some(range), unit)
+}
+
+/// The inputs and `config` that keep [`SsimMemory::StoreHalf`]'s f16 partial maps in f16's
+/// range: they hold the derivatives of data in [0, 1], which C2 = (k2·L)² shrinks by L² for
+/// another range (below f16's smallest values for 8-bit data), so both inputs are divided by
+/// `L` first (see [`unit_range`]). Other memory modes keep their inputs.
+fn half_maps_in_range<const D: usize>(
+    img1: Tensor<D>,
+    img2: Tensor<D>,
+    config: SsimKernelConfig,
+) -> (Tensor<D>, Tensor<D>, SsimKernelConfig) {
+    if config.memory != SsimMemory::StoreHalf {
+        return (img1, img2, config);
+    }
+    match unit_range(config) {
+        (Some(range), unit) => (img1.div_scalar(range), img2.div_scalar(range), unit),
+        (None, unit) => (img1, img2, unit),
+    }
+}
+
+/// The smallest `k2` whose partial maps fit f16 under [`SsimMemory::StoreHalf`]: they reach
+/// about 2 / k2² at unit range (∂S/∂σ₁₂ where the variances vanish), under f16's 65504.
+const MIN_HALF_K2: f32 = 0.006;
 
 /// What [`validate`] needs of the second input, a float or an integer tensor.
 pub(crate) struct Operand<const D: usize> {
@@ -529,6 +578,7 @@ pub(crate) fn validate<const D: usize>(
     if !options.layout.is_valid() {
         return Err(SsimError::BadLayout(options.layout));
     }
+    options.constants.validate()?;
     let (shape1, shape2) = (img1.dims(), img2.dims);
     if shape1 != shape2 {
         return Err(SsimError::ShapeMismatch {
@@ -545,6 +595,12 @@ pub(crate) fn validate<const D: usize>(
     }
     crate::device::family_support(&device1, crate::device::KernelFamily::Ssim)
         .map_err(SsimError::UnsupportedDevice)?;
+    if options.memory == SsimMemory::StoreHalf {
+        if options.constants.k2 < MIN_HALF_K2 {
+            return Err(SsimError::HalfMapsOverflow(options.constants.k2));
+        }
+        crate::device::half_storage_support(&device1).map_err(SsimError::UnsupportedDevice)?;
+    }
     let (dtype1, dtype2) = (img1.dtype(), img2.dtype);
     if !matches!(dtype1, DType::F32 | DType::F16 | DType::BF16) {
         return Err(SsimError::UnsupportedDtype(format!(

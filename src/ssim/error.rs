@@ -41,6 +41,26 @@ pub enum SsimError {
     /// Sigma is not a positive finite number.
     #[error("fused_ssim: sigma must be positive and finite, got {0}")]
     BadSigma(f32),
+    /// The data range is not positive and finite, or too small or large for its constants to
+    /// be normal f32 numbers.
+    #[error(
+        "fused_ssim: the data range must be positive and finite (its constants normal f32 numbers), got {0}"
+    )]
+    BadDataRange(f32),
+    /// A factor of SSIM's constants is outside (0, 1).
+    #[error("fused_ssim: k1 and k2 must be between 0 and 1 (exclusive), got k1 = {k1}, k2 = {k2}")]
+    BadConstants {
+        /// The luminance constant's factor.
+        k1: f32,
+        /// The contrast constant's factor.
+        k2: f32,
+    },
+    /// [`SsimMemory::StoreHalf`](super::SsimMemory::StoreHalf) with a `k2` whose maps would
+    /// overflow f16 (their largest values are about 2 / k2²).
+    #[error(
+        "fused_ssim: SsimMemory::StoreHalf needs k2 of at least 0.006 (the partial maps reach 2 / k2², past f16's largest value), got {0}; use SsimMemory::Store"
+    )]
+    HalfMapsOverflow(f32),
     /// A kernel layout field is out of its range (see [`SsimLayout`](super::SsimLayout)).
     #[error(
         "fused_ssim: layout rows must be 1 to 1024 and strips a power of two up to 16, got {0:?}"

@@ -7,7 +7,8 @@
 //! in one kernel per 16×16 tile, and its gradient with respect to either or both inputs in one
 //! backward kernel. The definition is the one of `rahul-goel/fused-ssim` (and of the 3DGS
 //! reference): a separable 11×11 Gaussian window with σ = 1.5, C1 = 1e-4, C2 = 9e-4, data in
-//! [0, 1], each channel on its own, variance clamped at zero and SSIM clamped to [−1, 1].
+//! [0, 1], each channel on its own, variance clamped at zero and SSIM clamped to [−1, 1]. Other
+//! data ranges and constants: [`SsimConstants`].
 //!
 //! ```
 //! use burn::tensor::{Device, Distribution, Tensor};
@@ -46,7 +47,7 @@ pub use msssim::{
     MS_SSIM_WEIGHTS, MsSsimOptions, MsSsimReduction, ms_ssim, ms_ssim_reduced, ms_ssim_reference,
     try_ms_ssim, try_ms_ssim_reduced,
 };
-pub use options::{MaskMode, Padding, SsimLayout, SsimMemory, SsimOptions};
+pub use options::{MaskMode, Padding, SsimConstants, SsimLayout, SsimMemory, SsimOptions};
 pub use reduction::{Map, Mean, PerChannel, PerImage, SsimReduction};
 pub use reference::{
     ssim_masked_reference, ssim_reference, ssim_reference_reduced, ssim3d_reference,

@@ -8,13 +8,23 @@ use burn_sad_kernels::ssim::SsimTerm;
 use super::api::{kernel_value, validate};
 use super::reference::reference_value;
 use super::{
-    KernelReduction, Mean, Padding, SsimError, SsimKernelConfig, SsimOptions, SsimReduction,
+    KernelReduction, Mean, Padding, SsimConstants, SsimError, SsimKernelConfig, SsimOptions,
+    SsimReduction,
 };
 
 /// pytorch-msssim's default scale weights (Wang et al. 2003).
 pub const MS_SSIM_WEIGHTS: [f32; 5] = [0.0448, 0.2856, 0.3001, 0.2363, 0.1333];
 
-/// Options of [`ms_ssim`]: the window of every scale and the scale weights (one scale each).
+/// Options of [`ms_ssim`]: the window of every scale, the scale weights (one scale each) and
+/// the data range and constants of every scale.
+///
+/// ```
+/// use burn_sad::ssim::MsSsimOptions;
+///
+/// // pytorch-msssim's `ms_ssim(x, y, data_range=255)`.
+/// let eight_bit = MsSsimOptions::default().with_data_range(255.0);
+/// assert_eq!(eight_bit.constants.data_range, 255.0);
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct MsSsimOptions {
     /// Window size in taps: odd, 3 to 15.
@@ -23,6 +33,22 @@ pub struct MsSsimOptions {
     pub sigma: f32,
     /// Exponent of each scale's factor, finest first.
     pub weights: Vec<f32>,
+    /// The data range and the factors of SSIM's constants (average pooling keeps the range).
+    pub constants: SsimConstants,
+}
+
+impl MsSsimOptions {
+    /// The same options for data of range `data_range`; see [`SsimConstants`].
+    pub fn with_data_range(mut self, data_range: f32) -> Self {
+        self.constants = self.constants.with_data_range(data_range);
+        self
+    }
+
+    /// The same options with other factors of SSIM's constants.
+    pub fn with_constants(mut self, k1: f32, k2: f32) -> Self {
+        self.constants = self.constants.with_constants(k1, k2);
+        self
+    }
 }
 
 impl Default for MsSsimOptions {
@@ -32,12 +58,13 @@ impl Default for MsSsimOptions {
             window: ssim.window,
             sigma: ssim.sigma,
             weights: MS_SSIM_WEIGHTS.to_vec(),
+            constants: ssim.constants,
         }
     }
 }
 
-/// Multi-scale SSIM of two `[batch, channels, height, width]` f32 batches in [0, 1], as
-/// pytorch-msssim's `ms_ssim(X, Y, data_range=1)`.
+/// Multi-scale SSIM of two `[batch, channels, height, width]` f32 batches in [0, 1] (or the
+/// range `options.constants` names), as pytorch-msssim's `ms_ssim(X, Y, data_range=1)`.
 ///
 /// At each scale but the last it takes the per-channel mean contrast-structure term, at the last
 /// the per-channel mean SSIM (valid padding); each is clamped at 0 and raised to its weight, the
@@ -71,7 +98,12 @@ pub fn try_ms_ssim(
 /// let device = Device::default();
 /// let a = Tensor::<4>::random([2, 3, 40, 40], Distribution::Default, &device);
 /// // Three scales of a 7-tap window (the default five need a side over 160).
-/// let options = MsSsimOptions { window: 7, sigma: 1.0, weights: vec![0.3, 0.3, 0.4] };
+/// let options = MsSsimOptions {
+///     window: 7,
+///     sigma: 1.0,
+///     weights: vec![0.3, 0.3, 0.4],
+///     ..MsSsimOptions::default()
+/// };
 /// let per_channel = ms_ssim_reduced(a.clone(), a, &options, PerChannel);
 /// assert_eq!(per_channel.dims(), [2, 3]);
 /// ```
@@ -131,6 +163,7 @@ fn compose(
         padding: Padding::Valid,
         window: options.window,
         sigma: options.sigma,
+        constants: options.constants,
         ..SsimOptions::DEFAULT
     };
     let scales = options.weights.len();
@@ -203,6 +236,7 @@ fn validate_ms(
         padding: Padding::Valid,
         window: options.window,
         sigma: options.sigma,
+        constants: options.constants,
         ..SsimOptions::DEFAULT
     };
     validate(img1, img2, &ssim)?;

@@ -7,7 +7,7 @@ use std::ops::Range;
 use burn::tensor::module::{conv2d, conv3d};
 use burn::tensor::ops::ConvOptions;
 use burn::tensor::{DType, Tensor, TensorData};
-use burn_sad_kernels::ssim::{C1, C2, SsimTerm, gaussian_taps};
+use burn_sad_kernels::ssim::{SsimTerm, gaussian_taps};
 
 use super::reduction::weigh_by_mask;
 use super::{KernelReduction, MaskMode, Padding, SsimKernelConfig, SsimOptions, SsimReduction};
@@ -110,22 +110,26 @@ fn term_map<const D: usize>(
         .chunk(5, 0)
         .try_into()
         .expect("five statistics were stacked");
-    term_of_moments([mu1, mu2, e11, e22, e12], config.term)
+    term_of_moments([mu1, mu2, e11, e22, e12], config)
 }
 
 /// The term at each pixel from its blurred moments μ₁, μ₂, E\[x²\], E\[y²\], E\[xy\].
-fn term_of_moments([mu1, mu2, e11, e22, e12]: [Tensor<2>; 5], term: SsimTerm) -> Tensor<2> {
+fn term_of_moments(
+    [mu1, mu2, e11, e22, e12]: [Tensor<2>; 5],
+    config: &SsimKernelConfig,
+) -> Tensor<2> {
+    let (c1, c2) = (config.constants.c1(), config.constants.c2());
     let mu1_sq = mu1.clone() * mu1.clone();
     let mu2_sq = mu2.clone() * mu2.clone();
     let mu12 = mu1 * mu2;
     let var1 = clamp_value_at_zero(e11 - mu1_sq.clone());
     let var2 = clamp_value_at_zero(e22 - mu2_sq.clone());
     let cov = e12 - mu12.clone();
-    let contrast_structure = cov.mul_scalar(2.0).add_scalar(C2) / (var1 + var2).add_scalar(C2);
-    match term {
+    let contrast_structure = cov.mul_scalar(2.0).add_scalar(c2) / (var1 + var2).add_scalar(c2);
+    match config.term {
         SsimTerm::ContrastStructure => contrast_structure,
         SsimTerm::Ssim => {
-            let luminance = mu12.mul_scalar(2.0).add_scalar(C1) / (mu1_sq + mu2_sq).add_scalar(C1);
+            let luminance = mu12.mul_scalar(2.0).add_scalar(c1) / (mu1_sq + mu2_sq).add_scalar(c1);
             (luminance * contrast_structure).clamp(-1.0, 1.0)
         }
     }
@@ -213,7 +217,7 @@ pub(crate) fn window_masked_reference_value<const D: usize>(
         .recip()
         .mask_fill(covered.clone().bool_not(), 0.0);
     let moments = [s1, s2, s11, s22, s12].map(|s| s * inverse.clone());
-    let map = term_of_moments(moments, config.term) * covered.float();
+    let map = term_of_moments(moments, &config) * covered.float();
     map.reshape([-1]).mul_scalar(config.ssim_weight)
 }
 

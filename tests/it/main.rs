@@ -18,6 +18,7 @@ mod sad_views;
 mod sad_zoom;
 mod ssim;
 mod ssim3d;
+mod ssim_data_range;
 mod ssim_dtypes;
 mod ssim_losses;
 mod ssim_memory;

@@ -117,6 +117,7 @@ fn ms_ssim_matches_reference() {
         window: 7,
         sigma: 1.0,
         weights: vec![0.3, 0.3, 0.4],
+        ..MsSsimOptions::default()
     };
     let (a, b) = pair([1, 2, 31, 40], 9, &device);
     compare(
@@ -138,6 +139,7 @@ fn ms_ssim_matches_finite_differences() {
         window: 7,
         sigma: 1.0,
         weights: vec![0.3, 0.3, 0.4],
+        ..MsSsimOptions::default()
     };
     let (a, b) = pair(shape, 10, &device);
     let (_, g1, g2) = value_and_grads(|x, y| ms_ssim(x, y, &options), &a, &b);

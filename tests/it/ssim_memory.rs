@@ -1,13 +1,16 @@
-//! `SsimMemory::Recompute` against `Store`: the same gradients, and less device memory held
-//! between the forward and the backward.
+//! `SsimMemory::Recompute` and `StoreHalf` against `Store`: the same value, the same
+//! gradients (to f16's rounding for `StoreHalf`), and less device memory held between the
+//! forward and the backward.
 
 use crate::common;
 
 use burn::tensor::{Device, Int, Tensor, TensorData};
+use burn_sad::image::load_rgb;
 use burn_sad::ssim::{
-    Mean, Padding, SsimMemory, SsimOptions, fused_ssim, fused_ssim_u8, fused_ssim3d, ssim_l1_loss,
+    Mean, Padding, SsimError, SsimMemory, SsimOptions, fused_ssim, fused_ssim_u8, fused_ssim3d,
+    ssim_l1_loss, try_fused_ssim,
 };
-use common::{SMALL, assert_close, device, pair, say, value_and_grads, values};
+use common::{DATA, SMALL, assert_close, device, pair, runs_kernels, say, value_and_grads, values};
 
 const LEAN: SsimMemory = SsimMemory::Recompute;
 
@@ -63,6 +66,90 @@ fn recomputing_gives_the_stored_modes_values_and_gradients() {
     assert_close(&grad_of(LEAN), &stored, 1e-9, 1e-5, "u8 target d/dpred");
 }
 
+/// Whether `device` takes [`SsimMemory::StoreHalf`]: a device that stores no f16 values refuses
+/// it with [`SsimError::UnsupportedDevice`] (checked here), and `test` then says it skipped.
+fn stores_half(device: &Device, test: &str) -> bool {
+    let (a, b) = pair([1, 1, 16, 16], 60, device);
+    let half = SsimOptions::default().with_memory(SsimMemory::StoreHalf);
+    match try_fused_ssim(a, b, half) {
+        Ok(_) => true,
+        Err(SsimError::UnsupportedDevice(line)) => {
+            assert!(line.contains("f16"), "the refusal names f16: {line}");
+            say(&format!(
+                "{test}: this device stores no f16 ({line}); skipped"
+            ));
+            false
+        }
+        Err(other) => panic!("{test}: unexpected error {other}"),
+    }
+}
+
+/// `|actual − expected| ≤ bound · max|expected|` element-wise: the error of maps rounded to
+/// f16, blurred and summed, relative to the gradient's largest magnitude.
+fn assert_within_scale(actual: &[f32], expected: &[f32], bound: f32, what: &str) {
+    let scale = expected.iter().fold(0f32, |m, v| m.max(v.abs()));
+    assert!(scale > 0.0, "{what}: a zero gradient checks nothing");
+    let worst = actual
+        .iter()
+        .zip(expected)
+        .fold(0f32, |m, (a, b)| m.max((a - b).abs()));
+    say(&format!(
+        "{what}: largest error {:.2e} of the largest gradient",
+        worst / scale
+    ));
+    assert_close(actual, expected, bound * scale, 0.0, what);
+}
+
+#[test]
+fn half_maps_give_the_stored_modes_value_and_gradients_to_f16_rounding() {
+    let device = device();
+    let test = "half_maps_give_the_stored_modes_value_and_gradients_to_f16_rounding";
+    if !runs_kernels(&device, test) || !stores_half(&device, test) {
+        return;
+    }
+    let (a, b) = pair([2, 3, 19, 22], 61, &device);
+    let (va, vb) = pair([1, 2, 11, 12, 13], 62, &device);
+    let photo = load_rgb(format!("{DATA}/coffee.png"), &device).unwrap();
+    let degraded = load_rgb(format!("{DATA}/coffee_degraded.png"), &device).unwrap();
+    for options in [SMALL, SsimOptions::default().with_padding(Padding::Valid)] {
+        let half = options.with_memory(SsimMemory::StoreHalf);
+        let what = format!("{:?}", options.padding);
+        let pairs = [
+            (
+                value_and_grads(|x, y| fused_ssim(x, y, options), &a, &b),
+                value_and_grads(|x, y| fused_ssim(x, y, half), &a, &b),
+                "fused_ssim",
+            ),
+            (
+                value_and_grads(|x, y| fused_ssim(x, y, options), &photo, &degraded),
+                value_and_grads(|x, y| fused_ssim(x, y, half), &photo, &degraded),
+                "fused_ssim on a photo",
+            ),
+            (
+                value_and_grads(|x, y| ssim_l1_loss(x, y, 0.2, options), &a, &b),
+                value_and_grads(|x, y| ssim_l1_loss(x, y, 0.2, half), &a, &b),
+                "ssim_l1_loss",
+            ),
+        ];
+        for ((value, g1, g2), (half_value, half_g1, half_g2), op) in pairs {
+            let what = format!("{op} {what}");
+            assert_eq!(
+                half_value, value,
+                "{what}: the value is computed in f32 alike"
+            );
+            assert_within_scale(&half_g1, &g1, 1e-2, &format!("{what} d/dimg1"));
+            assert_within_scale(&half_g2, &g2, 1e-2, &format!("{what} d/dimg2"));
+            assert_ne!(half_g1, g1, "{what}: f16 maps round something");
+        }
+        let (value, g1, g2) = value_and_grads(|x, y| fused_ssim3d(x, y, options), &va, &vb);
+        let (half_value, half_g1, half_g2) =
+            value_and_grads(|x, y| fused_ssim3d(x, y, half), &va, &vb);
+        assert_eq!(half_value, value, "fused_ssim3d {what} value");
+        assert_within_scale(&half_g1, &g1, 1e-2, &format!("fused_ssim3d {what} d/dimg1"));
+        assert_within_scale(&half_g2, &g2, 1e-2, &format!("fused_ssim3d {what} d/dimg2"));
+    }
+}
+
 /// Bytes the device's memory pool has in use, where it reports them.
 fn bytes_in_use(device: &Device) -> Option<u64> {
     device.memory_pool_usage().map(|usage| usage.bytes_in_use)
@@ -109,4 +196,17 @@ fn recomputing_holds_no_partial_maps_until_the_backward() {
         store >= lean + maps * 3 / 4 && lean < maps / 4,
         "store holds {store} B, recompute {lean} B: expected a difference of about {maps} B"
     );
+    if burn_sad::device::uses_fused_kernels(&device) && stores_half(&device, test) {
+        held(SsimMemory::StoreHalf);
+        let half = held(SsimMemory::StoreHalf);
+        say(&format!(
+            "{test}: held after the forward: store-half {half} B"
+        ));
+        // The same four maps in f16: half the bytes.
+        assert!(
+            half >= lean + maps * 3 / 8 && store >= half + maps * 3 / 8,
+            "store-half holds {half} B, store {store} B, recompute {lean} B: expected half the \
+             maps' {maps} B"
+        );
+    }
 }

@@ -490,6 +490,7 @@ fn ms_ssim_reductions_are_each_image_and_channel_alone() {
         window: 7,
         sigma: 1.0,
         weights: vec![0.3, 0.3, 0.4],
+        ..MsSsimOptions::default()
     };
     let (a, b) = pair([2, 2, 31, 40], 31, &device);
     let per_image = values(ms_ssim_reduced(a.clone(), b.clone(), &options, PerImage));

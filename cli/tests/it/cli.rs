@@ -34,6 +34,40 @@ fn ssim_prints_the_value_as_its_last_line() {
 }
 
 #[test]
+fn the_data_range_sets_the_constants_as_pytorch_msssim() {
+    // pytorch-msssim's `ssim(x, y, data_range=1)` on 8-bit values (make_pytorch_msssim.py).
+    let row = include_str!("../../../tests/data/expected_pytorch_msssim.txt")
+        .lines()
+        .find(|line| line.starts_with("ssim chelsea 255r1"))
+        .expect("fixture row");
+    let want: f64 = row.split_whitespace().nth(3).unwrap().parse().unwrap();
+    let a = format!("{DATA}/chelsea.png");
+    let b = format!("{DATA}/chelsea_degraded.png");
+    let out = sad(&["ssim", &a, &b, "--padding", "valid", "--data-range", "1"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got: f64 = last_line(&out.stdout).parse().expect("a number");
+    assert!((got - want).abs() < 2e-4, "data range 1: {got} vs {want}");
+    let (_, valid) = expected("chelsea");
+    let usual = sad(&["ssim", &a, &b, "--padding", "valid", "--data-range", "255"]);
+    let usual: f64 = last_line(&usual.stdout).parse().expect("a number");
+    assert!(
+        (usual - valid).abs() < 2e-6,
+        "data range 255: {usual} vs {valid}"
+    );
+    let out = sad(&["ssim", &a, &b, "--data-range", "0"]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--data-range must be a positive number"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn ms_ssim_and_window_options() {
     let row = include_str!("../../../tests/data/expected_ms_ssim.txt")
         .lines()

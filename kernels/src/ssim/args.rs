@@ -79,15 +79,15 @@ pub struct ForwardSources<F: Float, I1: Numeric, I2: Numeric> {
 /// What a 2D backward launch reads: the forward's sources (with the backward's scalars), the
 /// partial maps the training forward wrote and the upstream gradient.
 #[derive(CubeLaunch, CubeType)]
-pub struct BackwardSources<F: Float, I1: Numeric, I2: Numeric> {
+pub struct BackwardSources<F: Float, I1: Numeric, I2: Numeric, P: Float> {
     /// The first image.
     pub img1: OwnedTensor<I1>,
     /// The second image.
     pub img2: OwnedTensor<I2>,
     /// The window mask's weights.
     pub mask: OwnedTensor<F>,
-    /// The partial maps' stack.
-    pub partials: OwnedTensor<F>,
+    /// The partial maps' stack, in its storage type.
+    pub partials: OwnedTensor<P>,
     /// The upstream gradient, per plane or per pixel.
     pub upstream: OwnedTensor<F>,
     /// The scalars.

@@ -19,7 +19,8 @@ use super::{COVARIANCE_SLOT, SIGMA_SQ_SLOT, StripLayout};
 /// `sources` holds the images, the mask, the partial maps, the upstream gradient, the scalars
 /// `args` and the `strides`:
 ///
-/// - `partials`: the stack written by the training forward with the same `targets`.
+/// - `partials`: the stack written by the training forward with the same `targets`, stored as
+///   `P` (f32 or f16) and read as `F`.
 /// - `upstream[plane · args.upstream_stride]` ([`Upstream::PerPlane`]): the upstream gradient
 ///   of this plane's forward value (stride 0 when the forward summed all planes into one value).
 /// - With [`Upstream::PerPixel`], `upstream` is instead one gradient per pixel,
@@ -30,7 +31,7 @@ use super::{COVARIANCE_SLOT, SIGMA_SQ_SLOT, StripLayout};
 /// - `args.ssim_scale`, `args.l1_scale`, `config.l1`: as in the forward.
 /// - `img1`, `img2`: the inputs in their storage types, read as `F` where
 ///   `config.input_layout` and `strides` place them (see the forward);
-///   `partials`, `upstream` are `F`.
+///   `upstream` is `F`.
 /// - `mask`: under `config.window_mask`, the forward's mask (`planes / args.planes_per_mask`
 ///   planes): each gradient is the blurred partials times the pixel's weight. Unused otherwise
 ///   (may be one element).
@@ -45,11 +46,11 @@ use super::{COVARIANCE_SLOT, SIGMA_SQ_SLOT, StripLayout};
 /// `(⌈W / tile_columns(radius)⌉, ⌈H / layout.tile_rows(radius)⌉, planes)` grid; the layout of
 /// the walk and the pairs is the forward's (see the module docs).
 #[cube(launch, launch_unchecked)]
-pub fn ssim_backward_kernel<F: Float, I1: Numeric, I2: Numeric, G: Float>(
-    sources: &BackwardSources<F, I1, I2>,
+pub fn ssim_backward_kernel<F: Float, I1: Numeric, I2: Numeric, P: Float, G: Float>(
+    sources: &BackwardSources<F, I1, I2, P>,
     grads: &mut Tensor<G>,
     #[comptime] config: BackwardConfig,
-    #[define(F, I1, I2, G)] _dtypes: [ElemType; 4],
+    #[define(F, I1, I2, P, G)] _dtypes: [ElemType; 5],
 ) {
     let radius = comptime![config.radius];
     let layout = comptime![config.layout];
@@ -82,9 +83,9 @@ pub fn ssim_backward_kernel<F: Float, I1: Numeric, I2: Numeric, G: Float>(
     let mut fetched = Array::<F>::new(comptime![maps * taps_len]);
     #[unroll]
     for t in 0..comptime![2 * radius] {
-        walk_partials::<F, I1, I2>(sources, &mut ring, &at, t, total, config, t);
+        walk_partials::<F, I1, I2, P>(sources, &mut ring, &at, t, total, config, t);
     }
-    fetch_chunk::<F, I1, I2>(
+    fetch_chunk::<F, I1, I2, P>(
         sources,
         &mut fetched,
         &at,
@@ -113,7 +114,7 @@ pub fn ssim_backward_kernel<F: Float, I1: Numeric, I2: Numeric, G: Float>(
         }
         // The next chunk's loads fly while the cube blurs this one across.
         if chunk + 1 < comptime![layout.chunks] {
-            fetch_chunk::<F, I1, I2>(
+            fetch_chunk::<F, I1, I2, P>(
                 sources,
                 &mut fetched,
                 &at,
@@ -142,7 +143,7 @@ pub fn ssim_backward_kernel<F: Float, I1: Numeric, I2: Numeric, G: Float>(
                     if item.x + q < args.width && item.y < args.height {
                         valid |= comptime![1u32 << q];
                         let pixel = output_pixel(&at, &item, q);
-                        finish_gradient::<F, I1, I2>(
+                        finish_gradient::<F, I1, I2, P>(
                             sources,
                             &mut outs,
                             &blurred,
@@ -175,8 +176,8 @@ pub fn ssim_backward_kernel<F: Float, I1: Numeric, I2: Numeric, G: Float>(
 /// Reads the `2·radius + 1` input rows of a chunk, from row `first` of the walk on, into
 /// `fetched` (see [`walk_partials`]).
 #[cube]
-fn fetch_chunk<F: Float, I1: Numeric, I2: Numeric>(
-    sources: &BackwardSources<F, I1, I2>,
+fn fetch_chunk<F: Float, I1: Numeric, I2: Numeric, P: Float>(
+    sources: &BackwardSources<F, I1, I2, P>,
     fetched: &mut Array<F>,
     at: &WalkPixel,
     first: usize,
@@ -185,7 +186,7 @@ fn fetch_chunk<F: Float, I1: Numeric, I2: Numeric>(
 ) {
     #[unroll]
     for c in 0..comptime![2 * config.radius + 1] {
-        walk_partials::<F, I1, I2>(sources, fetched, at, first + c, total, config, c);
+        walk_partials::<F, I1, I2, P>(sources, fetched, at, first + c, total, config, c);
     }
 }
 
@@ -193,8 +194,8 @@ fn fetch_chunk<F: Float, I1: Numeric, I2: Numeric>(
 /// per-pixel upstream gradient under [`Upstream::PerPixel`]), zero outside the image, into
 /// slot `ring_slot` of `ring` (`maps` values a slot).
 #[cube]
-fn walk_partials<F: Float, I1: Numeric, I2: Numeric>(
-    sources: &BackwardSources<F, I1, I2>,
+fn walk_partials<F: Float, I1: Numeric, I2: Numeric, P: Float>(
+    sources: &BackwardSources<F, I1, I2, P>,
     ring: &mut Array<F>,
     at: &WalkPixel,
     t: usize,
@@ -223,7 +224,7 @@ fn walk_partials<F: Float, I1: Numeric, I2: Numeric>(
         }
         #[unroll]
         for m in 0..maps {
-            let mut v = sources.partials[m * total + idx];
+            let mut v = F::cast_from(sources.partials[m * total + idx]);
             if comptime![config.upstream == Upstream::PerPixel] {
                 v *= weight;
             }
@@ -236,8 +237,8 @@ fn walk_partials<F: Float, I1: Numeric, I2: Numeric>(
 /// (`blurred`, the pair's maps each), into its slots of `outs` (img1's first when both are
 /// tracked), or the blurred partials themselves with [`BackwardOutput::BlurredPartials`].
 #[cube]
-fn finish_gradient<F: Float, I1: Numeric, I2: Numeric>(
-    sources: &BackwardSources<F, I1, I2>,
+fn finish_gradient<F: Float, I1: Numeric, I2: Numeric, P: Float>(
+    sources: &BackwardSources<F, I1, I2, P>,
     outs: &mut Array<F>,
     blurred: &Array<F>,
     #[comptime] q: usize,

@@ -21,7 +21,8 @@ const STATS: usize = 5;
 /// - `tile_sums[cube]`: `args.ssim_scale` times the sum of the `config.term` map over the
 ///   block's voxels inside the map region (the whole volume, or its `args.crop`-voxel interior
 ///   for valid padding).
-/// - `partials`: as in the 2D forward, per voxel, with `config.targets = Some(..)`.
+/// - `partials`: as in the 2D forward (stored as `P`), per voxel, with `config.targets =
+///   Some(..)`.
 /// - With `config.write_map`, `tile_sums` is instead the map, `[volumes·depth·height·width]`:
 ///   `ssim_scale · term` inside the map region, zero elsewhere, nothing reduced.
 ///
@@ -30,13 +31,13 @@ const STATS: usize = 5;
 /// `(COLUMNS, layout.rows)` cube and a `(⌈W / COLUMNS⌉, ⌈H / layout.rows⌉, volumes · chunks)`
 /// grid, `chunks = ⌈D / layout.depth_chunk⌉`.
 #[cube(launch)]
-pub fn ssim3d_depth_forward_kernel<F: Float>(
+pub fn ssim3d_depth_forward_kernel<F: Float, P: Float>(
     moments: &Tensor<F>,
     tile_sums: &mut Tensor<F>,
-    partials: &mut Tensor<F>,
+    partials: &mut Tensor<P>,
     args: DepthArgs,
     #[comptime] config: DepthForwardConfig,
-    #[define(F)] _dtype: ElemType,
+    #[define(F, P)] _dtypes: [ElemType; 2],
 ) {
     let radius = comptime![config.radius];
     let sigma_bits = comptime![config.sigma_bits];
@@ -102,13 +103,17 @@ pub fn ssim3d_depth_forward_kernel<F: Float>(
                 if in_volume {
                     let idx = at.column + z * at.slice;
                     let keep = F::cast_from(in_map);
-                    partials[comptime![SIGMA_SQ_SLOT] * total + idx] = keep * terms.d_var;
-                    partials[comptime![COVARIANCE_SLOT] * total + idx] = keep * terms.d_cov;
+                    partials[comptime![SIGMA_SQ_SLOT] * total + idx] =
+                        P::cast_from(keep * terms.d_var);
+                    partials[comptime![COVARIANCE_SLOT] * total + idx] =
+                        P::cast_from(keep * terms.d_cov);
                     if comptime![targets.img1] {
-                        partials[comptime![targets.mu1_slot()] * total + idx] = keep * terms.d_mu1;
+                        partials[comptime![targets.mu1_slot()] * total + idx] =
+                            P::cast_from(keep * terms.d_mu1);
                     }
                     if comptime![targets.img2] {
-                        partials[comptime![targets.mu2_slot()] * total + idx] = keep * terms.d_mu2;
+                        partials[comptime![targets.mu2_slot()] * total + idx] =
+                            P::cast_from(keep * terms.d_mu2);
                     }
                 }
             }

@@ -34,24 +34,24 @@ use super::{COVARIANCE_SLOT, SIGMA_SQ_SLOT, StripLayout};
 ///   `[planes·height·width]`: at each pixel of the map region `ssim_scale · term` plus, with
 ///   `l1`, `l1_scale · |img1 − img2|`, and zero elsewhere. Nothing is reduced.
 /// - `partials`: with `config.targets = Some(..)`, a `[partial_count, planes·height·width]`
-///   stack of ∂S/∂σ², ∂S/∂σ₁₂ and the requested ∂S/∂μ maps (see
+///   stack, stored as `P` (f32, or f16 for half the memory and traffic), of ∂S/∂σ², ∂S/∂σ₁₂ and the requested ∂S/∂μ maps (see
 ///   [`GradTargets`](crate::ssim::GradTargets)); zero outside the map region and where the SSIM value
 ///   was clamped. Under a window mask each is divided by the pixel's blurred mask, which is
 ///   what the backward's blur needs. Unused (may be one element) for inference.
 /// - With [`ForwardOutput::Moments`], the kernel is the in-slice stage of 3D SSIM instead: it
 ///   writes the five XY-blurred statistics μ₁, μ₂, E\[x²\], E\[y²\], E\[xy\] of every
-///   pixel as a `[5, planes·height·width]` stack into `partials`, and nothing else (`term`,
+///   pixel as a `[5, planes·height·width]` stack into `partials` (`P = F`), and nothing else (`term`,
 ///   `l1` and `targets` are ignored, `tile_sums` is untouched; `window_mask` must be off).
 ///
 /// Launch with a `(WALK_COLUMNS, layout.strips)` cube and a
 /// `(⌈W / tile_columns(radius)⌉, ⌈H / layout.tile_rows(radius)⌉, planes)` grid.
 #[cube(launch, launch_unchecked)]
-pub fn ssim_forward_kernel<F: Float, I1: Numeric, I2: Numeric>(
+pub fn ssim_forward_kernel<F: Float, I1: Numeric, I2: Numeric, P: Float>(
     sources: &ForwardSources<F, I1, I2>,
     tile_sums: &mut Tensor<F>,
-    partials: &mut Tensor<F>,
+    partials: &mut Tensor<P>,
     #[comptime] config: ForwardConfig,
-    #[define(F, I1, I2)] _dtypes: [ElemType; 3],
+    #[define(F, I1, I2, P)] _dtypes: [ElemType; 4],
 ) {
     let radius = comptime![config.radius];
     let layout = comptime![config.layout];
@@ -156,7 +156,7 @@ pub fn ssim_forward_kernel<F: Float, I1: Numeric, I2: Numeric>(
                 );
             }
             if comptime![config.partial_writes() > 0] {
-                write_pair::<F, F>(
+                write_pair::<F, P>(
                     partials,
                     &outs,
                     index,

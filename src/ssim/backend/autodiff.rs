@@ -154,7 +154,7 @@ fn tracked_value<B: SsimBackend, C: CheckpointStrategy>(
     match prepared {
         OpsKind::Tracked(prep) => {
             let (value, partials) = match config.memory {
-                SsimMemory::Store => {
+                SsimMemory::Store | SsimMemory::StoreHalf => {
                     let (value, partials) = with_partials(img1.clone(), img2.clone());
                     (value, Some(partials))
                 }
@@ -275,7 +275,7 @@ impl<B: SsimBackend, C: CheckpointStrategy> SsimBackend for Autodiff<B, C> {
             OpsKind::Tracked(prep) => {
                 let img1 = img1.into_primitive();
                 let (value, partials) = match config.memory {
-                    SsimMemory::Store => {
+                    SsimMemory::Store | SsimMemory::StoreHalf => {
                         let (value, partials) =
                             B::ssim_value_with_partials_unorm8(img1.clone(), img2.clone(), config);
                         (value, Some(partials))

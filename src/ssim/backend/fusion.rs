@@ -34,7 +34,7 @@ impl<B: FusionBackend + SsimBackend> SsimBackend for Fusion<B> {
         let [mean, partials] = register_float_op::<B, 2, 2>(
             format!("burn_sad::ssim_value_with_partials::{config:?}::{targets:?}"),
             [img1, img2],
-            [(value, DType::F32), (partials, DType::F32)],
+            [(value, DType::F32), (partials, config.partials_dtype())],
             move |[img1, img2]| {
                 let (mean, partials) = B::ssim_value_with_partials(img1, img2, config, targets);
                 [mean, partials]
@@ -95,7 +95,7 @@ impl<B: FusionBackend + SsimBackend> SsimBackend for Fusion<B> {
         let [value, partials] = register_float_op::<B, 3, 2>(
             format!("burn_sad::ssim_window_masked_value_with_partials::{config:?}::{targets:?}"),
             [img1, img2, mask],
-            [(value, DType::F32), (partials, DType::F32)],
+            [(value, DType::F32), (partials, config.partials_dtype())],
             move |[img1, img2, mask]| {
                 let (value, partials) =
                     B::ssim_window_masked_value_with_partials(img1, img2, mask, config, targets);
@@ -144,7 +144,10 @@ impl<B: FusionBackend + SsimBackend> SsimBackend for Fusion<B> {
         config: SsimKernelConfig,
     ) -> (Lazy<B>, Lazy<B>) {
         let value = (config.value_shape(&img1.shape), DType::F32);
-        let partials = (stacked_shape(UNORM8_PARTIALS, &img1.shape), DType::F32);
+        let partials = (
+            stacked_shape(UNORM8_PARTIALS, &img1.shape),
+            config.partials_dtype(),
+        );
         let [value, partials] = queue!(
             format!("burn_sad::ssim_value_with_partials_unorm8::{config:?}");
             floats [img1], ints [img2] => [value, partials], [];

@@ -10,10 +10,10 @@ use burn::backend::{
     Backend, backend_extension,
     tensor::{FloatTensor, IntTensor},
 };
-use burn::tensor::Shape;
+use burn::tensor::{DType, Shape};
 use burn_sad_kernels::ssim::{GradTargets, SsimTerm};
 
-use crate::ssim::{Padding, SsimLayout, SsimMemory, SsimOptions};
+use crate::ssim::{Padding, SsimConstants, SsimLayout, SsimMemory, SsimOptions};
 
 mod autodiff;
 #[cfg(feature = "cube")]
@@ -43,6 +43,8 @@ pub struct SsimKernelConfig {
     pub layout: SsimLayout,
     /// What a training forward keeps for its backward (read by the Autodiff backend).
     pub memory: SsimMemory,
+    /// The data range and SSIM's constants (the kernels read C1 and C2 at run time).
+    pub constants: SsimConstants,
 }
 
 impl From<SsimOptions> for SsimKernelConfig {
@@ -58,6 +60,7 @@ impl From<SsimOptions> for SsimKernelConfig {
             l1_weight: 0.0,
             layout: options.layout,
             memory: options.memory,
+            constants: options.constants,
         }
     }
 }
@@ -93,6 +96,15 @@ impl SsimKernelConfig {
     /// Whether the value is the unreduced map.
     pub fn is_map(&self) -> bool {
         self.reduction == KernelReduction::Map
+    }
+
+    /// The storage type of the partial-derivative maps a training forward writes: f16 under
+    /// [`SsimMemory::StoreHalf`], else f32.
+    pub fn partials_dtype(&self) -> DType {
+        match self.memory {
+            SsimMemory::StoreHalf => DType::F16,
+            SsimMemory::Store | SsimMemory::Recompute => DType::F32,
+        }
     }
 
     /// Whether the kernels include the L1 term.

@@ -1,5 +1,6 @@
 //! What a user of burn-sad does in their own project: trains a small model with `fused_ssim` and
-//! `ssim_l1_loss`, takes `ms_ssim`, renders a sites file and fits a small photo. Exits with 1 and
+//! `ssim_l1_loss`, takes `ms_ssim` (also on 8-bit values, as pytorch-msssim's `data_range=255`,
+//! and of volumes with `fused_ssim3d`), renders a sites file and fits a small photo. Exits with 1 and
 //! one line when a result is wrong. The device is `$BURN_SAD_DEVICE`'s (default: the best found);
 //! the photos and sites file come from the folder given as the first argument, by default
 //! burn-sad's `tests/data` beside this project (CI builds a copy of it against the packaged crates).
@@ -13,7 +14,9 @@ use burn_sad::device::{DeviceChoice, select_device};
 use burn_sad::image::load_rgb;
 use burn_sad::sad::fit::{FitOptions, TargetImage, TrainingConfig, fit};
 use burn_sad::sad::{RenderOnlyOptions, read_sites, render_sites};
-use burn_sad::ssim::{MsSsimOptions, SsimOptions, fused_ssim, ms_ssim, ssim_l1_loss};
+use burn_sad::ssim::{
+    MsSsimOptions, SsimOptions, fused_ssim, fused_ssim3d, ms_ssim, ssim_l1_loss,
+};
 
 /// burn-sad's test data, seen from this project's folder in the repository.
 const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../data");
@@ -96,6 +99,55 @@ fn multi_scale(data: &str, device: &Device) -> Result<(), String> {
     )
 }
 
+/// Images in 0..=255 with a data range of 255: MS-SSIM as pytorch-msssim gives it
+/// (`tests/data/expected_pytorch_msssim.txt`), and 3D SSIM of a volume of 8-bit slices equal to
+/// that of the same volume in [0, 1].
+fn data_range(data: &str, device: &Device) -> Result<(), String> {
+    let load = |name: &str| {
+        load_rgb(format!("{data}/{name}.png"), device)
+            .map(|photo| photo.mul_scalar(255.0).round())
+            .map_err(|e| e.to_string())
+    };
+    let (photo, degraded) = (load("astronaut_ms")?, load("astronaut_ms_degraded")?);
+    let eight_bit = MsSsimOptions::default().with_data_range(255.0);
+    let ms = scalar(ms_ssim(photo.clone(), degraded.clone(), &eight_bit));
+    let table = std::fs::read_to_string(format!("{data}/expected_pytorch_msssim.txt"))
+        .map_err(|e| e.to_string())?;
+    let want: f32 = table
+        .lines()
+        .find(|line| line.starts_with("ms_ssim astronaut_ms 255 "))
+        .and_then(|line| line.split_whitespace().nth(3)?.parse().ok())
+        .ok_or("no 8-bit MS-SSIM row in expected_pytorch_msssim.txt")?;
+    println!("MS-SSIM of 8-bit values: {ms:.6} (pytorch-msssim {want:.6})");
+    check(
+        (ms - want).abs() < 1e-5,
+        format!("MS-SSIM at data range 255: {ms}, pytorch-msssim {want}"),
+    )?;
+    // Twelve 40×40 slices of a slow pan across the photo.
+    let slices = |image: &Tensor<4>| {
+        let crops: Vec<Tensor<4>> = (0..12)
+            .map(|z| image.clone().slice([0..1, 0..3, z..z + 40, 2 * z..2 * z + 40]))
+            .collect();
+        Tensor::stack::<5>(crops, 2)
+    };
+    let (volume, degraded_volume) = (slices(&photo), slices(&degraded));
+    let wide = scalar(fused_ssim3d(
+        volume.clone(),
+        degraded_volume.clone(),
+        SsimOptions::default().with_data_range(255.0),
+    ));
+    let unit = scalar(fused_ssim3d(
+        volume.div_scalar(255.0),
+        degraded_volume.div_scalar(255.0),
+        SsimOptions::default(),
+    ));
+    println!("3D SSIM of 8-bit slices: {wide:.6} (in [0, 1]: {unit:.6})");
+    check(
+        (wide - unit).abs() < 1e-5,
+        format!("3D SSIM at data range 255: {wide}, in [0, 1]: {unit}"),
+    )
+}
+
 fn psnr(a: Tensor<3>, b: Tensor<3>) -> f32 {
     let mse = scalar((a - b).powi_scalar(2).mean());
     -10.0 * mse.log10()
@@ -149,6 +201,7 @@ fn main() -> std::process::ExitCode {
         println!("device: {description}");
         train(&data, &device)?;
         multi_scale(&data, &device)?;
+        data_range(&data, &device)?;
         render(&data, &device)?;
         fit_crop(&data, &device)
     };

@@ -4,10 +4,9 @@ use burn::backend::{TensorMetadata, cubecl::dtype_to_storage_type, ops::FloatTen
 use burn::tensor::{DType, Shape, Slice};
 use burn_cubecl::{CubeBackend, kernel::into_contiguous, tensor::CubeTensor};
 use burn_sad_kernels::ssim::{
-    BackwardArgsLaunch, BackwardOutput, BackwardSourcesLaunch, C1, C2, ForwardArgsLaunch,
-    ForwardOutput, ForwardSourcesLaunch, GradTargets, InputEncoding, InputLayout,
-    InputStridesLaunch, StripLayout, Upstream, ssim_backward_kernel, ssim_forward_kernel,
-    tile_columns,
+    BackwardArgsLaunch, BackwardOutput, BackwardSourcesLaunch, ForwardArgsLaunch, ForwardOutput,
+    ForwardSourcesLaunch, GradTargets, InputEncoding, InputLayout, InputStridesLaunch, StripLayout,
+    Upstream, ssim_backward_kernel, ssim_forward_kernel, tile_columns,
 };
 use cubecl::ir::ElemType;
 use cubecl::{CubeCount, CubeDim};
@@ -186,15 +185,26 @@ pub(super) fn grad_dtype(img1: &CubeTensor, img2: &CubeTensor, targets: GradTarg
     if targets.img1 { img1.dtype } else { img2.dtype }
 }
 
-/// The forward kernel's element types: f32 arithmetic, then the two inputs' storage types.
-pub(super) fn input_types(img1: &CubeTensor, img2: &CubeTensor) -> [ElemType; 3] {
-    [DType::F32, img1.dtype, img2.dtype].map(dtype_to_storage_type)
+/// The forward kernel's element types: f32 arithmetic, the two inputs' storage types, then the
+/// partial maps' (`partials`, the tensor the kernel writes them to).
+pub(super) fn forward_types(
+    img1: &CubeTensor,
+    img2: &CubeTensor,
+    partials: &CubeTensor,
+) -> [ElemType; 4] {
+    [DType::F32, img1.dtype, img2.dtype, partials.dtype].map(dtype_to_storage_type)
 }
 
-/// The backward kernel's element types: [`input_types`], then the gradients' storage type.
-pub(super) fn backward_types(img1: &CubeTensor, img2: &CubeTensor, grads: DType) -> [ElemType; 4] {
-    let [f, i1, i2] = input_types(img1, img2);
-    [f, i1, i2, dtype_to_storage_type(grads)]
+/// The backward kernel's element types: [`forward_types`] (`partials`, the tensor it reads
+/// them from), then the gradients' storage type.
+pub(super) fn backward_types(
+    img1: &CubeTensor,
+    img2: &CubeTensor,
+    partials: &CubeTensor,
+    grads: DType,
+) -> [ElemType; 5] {
+    let [f, i1, i2, p] = forward_types(img1, img2, partials);
+    [f, i1, i2, p, dtype_to_storage_type(grads)]
 }
 
 /// The backward's upstream gradient for `config`: one per pixel of a map, else one per plane
@@ -288,7 +298,11 @@ fn forward(
     };
     let (ssim_scale, l1_scale) = config.scales(&img1.shape());
     let partials = match targets {
-        Some(targets) => empty_f32(&img1, stacked_shape(targets.partial_count(), &img1.shape())),
+        Some(targets) => empty_contiguous(
+            &img1,
+            stacked_shape(targets.partial_count(), &img1.shape()),
+            config.partials_dtype(),
+        ),
         None => empty_f32(&img1, Shape::new([1])),
     };
     launch_kernel!(ssim_forward_kernel(
@@ -306,15 +320,15 @@ fn forward(
                 mask.planes_per_mask,
                 ssim_scale,
                 l1_scale,
-                C1,
-                C2,
+                config.constants.c1(),
+                config.constants.c2(),
             ),
             inputs.launch(),
         ),
         tile_sums.clone().into_tensor_arg(),
         partials.clone().into_tensor_arg(),
         kernel,
-        input_types(&img1, &img2),
+        forward_types(&img1, &img2, &partials),
     ));
     let value = reduce_tile_sums(tile_sums, config, geometry.planes);
     (value, partials)
@@ -446,7 +460,7 @@ fn backward(
             img1.clone().into_tensor_arg(),
             img2.clone().into_tensor_arg(),
             mask.tensor.into_tensor_arg(),
-            partials.into_tensor_arg(),
+            partials.clone().into_tensor_arg(),
             upstream.into_tensor_arg(),
             BackwardArgsLaunch::new(
                 geometry.height,
@@ -460,7 +474,7 @@ fn backward(
         ),
         grads.clone().into_tensor_arg(),
         kernel,
-        backward_types(&img1, &img2, grad_dtype(&img1, &img2, targets)),
+        backward_types(&img1, &img2, &partials, grad_dtype(&img1, &img2, targets)),
     ));
     grads
 }

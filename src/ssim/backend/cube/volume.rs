@@ -4,22 +4,23 @@ use burn::backend::{TensorMetadata, cubecl::dtype_to_storage_type};
 use burn::tensor::{DType, Shape};
 use burn_cubecl::{kernel::into_contiguous, tensor::CubeTensor};
 use burn_sad_kernels::ssim::{
-    BackwardArgsLaunch, BackwardOutput, BackwardSourcesLaunch, C1, C2, COLUMNS, DepthArgsLaunch,
+    BackwardArgsLaunch, BackwardOutput, BackwardSourcesLaunch, COLUMNS, DepthArgsLaunch,
     DepthBackwardSourcesLaunch, ForwardArgsLaunch, ForwardOutput, ForwardSourcesLaunch,
     GradTargets, ssim_backward_kernel, ssim_forward_kernel, ssim3d_depth_backward_kernel,
     ssim3d_depth_forward_kernel,
 };
-use cubecl::{CubeCount, CubeDim};
+use cubecl::{CubeCount, CubeDim, ir::ElemType};
 
 use super::variant::{
     DEPTH_LAYOUT, backward_config, depth_backward_config, depth_cube_dim, depth_forward_config,
     forward_config,
 };
 use super::{
-    Geometry, InputPlanes, backward_types, encoding, grad_dtype, input_types, map_upstream,
+    Geometry, InputPlanes, backward_types, encoding, forward_types, grad_dtype, map_upstream,
     reduce_tile_sums,
 };
 use crate::launch::{empty_contiguous, empty_f32, expect_dims, launch_kernel};
+use crate::ssim::SsimConstants;
 use crate::ssim::backend::{KernelReduction, SsimKernelConfig, stacked_shape};
 
 /// Grid of the 3D depth stage: cubes of `DEPTH_LAYOUT` over every volume and depth chunk.
@@ -55,7 +56,13 @@ impl DepthGeometry {
 
     /// The depth kernels' scalars over this grid: the forward's `crop`, the backward's
     /// `upstream_stride` (each 0 for the other), and the term's weight.
-    fn args(&self, crop: usize, upstream_stride: usize, ssim_scale: f32) -> DepthArgsLaunch {
+    fn args(
+        &self,
+        crop: usize,
+        upstream_stride: usize,
+        ssim_scale: f32,
+        constants: &SsimConstants,
+    ) -> DepthArgsLaunch {
         DepthArgsLaunch::new(
             self.depth,
             self.height,
@@ -64,8 +71,8 @@ impl DepthGeometry {
             crop,
             upstream_stride,
             ssim_scale,
-            C1,
-            C2,
+            constants.c1(),
+            constants.c2(),
         )
     }
 }
@@ -102,13 +109,22 @@ pub(super) fn forward_volume(
             img1.clone().into_tensor_arg(),
             img2.clone().into_tensor_arg(),
             unused.clone().into_tensor_arg(),
-            ForwardArgsLaunch::new(slices.height, slices.width, 0, 1, 0.0, 0.0, C1, C2),
+            ForwardArgsLaunch::new(
+                slices.height,
+                slices.width,
+                0,
+                1,
+                0.0,
+                0.0,
+                config.constants.c1(),
+                config.constants.c2(),
+            ),
             inputs.launch(),
         ),
         unused.clone().into_tensor_arg(),
         moments.clone().into_tensor_arg(),
         kernel,
-        input_types(&img1, &img2),
+        forward_types(&img1, &img2, &moments),
     ));
 
     let volume = DepthGeometry::of(&img1);
@@ -119,11 +135,15 @@ pub(super) fn forward_volume(
         empty_f32(&img1, Shape::new([volume.cubes]))
     };
     let partials = match targets {
-        Some(targets) => empty_f32(&img1, stacked_shape(targets.partial_count(), &shape)),
+        Some(targets) => empty_contiguous(
+            &img1,
+            stacked_shape(targets.partial_count(), &shape),
+            config.partials_dtype(),
+        ),
         None => unused,
     };
     let (ssim_scale, _) = config.scales(&shape);
-    let args = volume.args(config.crop(), 0, ssim_scale);
+    let args = volume.args(config.crop(), 0, ssim_scale, &config.constants);
     ssim3d_depth_forward_kernel::launch(
         &img1.client,
         volume.count,
@@ -133,7 +153,7 @@ pub(super) fn forward_volume(
         partials.clone().into_tensor_arg(),
         args,
         depth_forward_config(&config, targets),
-        dtype_to_storage_type(DType::F32),
+        [DType::F32, partials.dtype].map(dtype_to_storage_type),
     );
     (
         reduce_tile_sums(tile_sums, config, volume.volumes),
@@ -187,14 +207,14 @@ pub(super) fn backward_volume(
             img1.clone().into_tensor_arg(),
             img2.clone().into_tensor_arg(),
             unused.into_tensor_arg(),
-            partials.into_tensor_arg(),
+            partials.clone().into_tensor_arg(),
             upstream.clone().into_tensor_arg(),
             BackwardArgsLaunch::new(slices.height, slices.width, 0, 1, 0.0, 0.0),
             inputs.launch(),
         ),
         blurred.clone().into_tensor_arg(),
         kernel,
-        backward_types(&img1, &img2, DType::F32),
+        backward_types(&img1, &img2, &partials, DType::F32),
     ));
 
     let volume = DepthGeometry::of(&img1);
@@ -205,7 +225,7 @@ pub(super) fn backward_volume(
     );
     let (ssim_scale, _) = config.scales(&shape);
     let per_volume = config.reduction == KernelReduction::PerPlane;
-    let args = volume.args(0, usize::from(per_volume), ssim_scale);
+    let args = volume.args(0, usize::from(per_volume), ssim_scale, &config.constants);
     ssim3d_depth_backward_kernel::launch(
         &img1.client,
         volume.count,
@@ -219,7 +239,13 @@ pub(super) fn backward_volume(
         ),
         grads.clone().into_tensor_arg(),
         depth_backward_config(&config, targets, encoding(&img2)),
-        backward_types(&img1, &img2, grad_dtype(&img1, &img2, targets)),
+        depth_backward_types(&img1, &img2, grad_dtype(&img1, &img2, targets)),
     );
     grads
+}
+
+/// The depth backward's element types: f32 arithmetic, the two volumes' storage types, then the
+/// gradients'.
+fn depth_backward_types(img1: &CubeTensor, img2: &CubeTensor, grads: DType) -> [ElemType; 4] {
+    [DType::F32, img1.dtype, img2.dtype, grads].map(dtype_to_storage_type)
 }
