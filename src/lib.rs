@@ -89,7 +89,6 @@
 //! cubecl-spirv = { path = "../burn-sad/vendor/cubecl-spirv" }
 //! ```
 
-#![warn(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 #[cfg(feature = "cube")]
