@@ -171,6 +171,12 @@ pub struct ForwardConfig {
 }
 
 impl ForwardConfig {
+    /// Whether the walk sums the L1 term into the tile sum as it reads the pixels (a reduced
+    /// forward with the L1 term), instead of the pass across reading each pixel again.
+    pub const fn walk_l1(self) -> bool {
+        self.l1 && matches!(self.output, ForwardOutput::TileSums)
+    }
+
     /// Values a pixel stores in the map (`tile_sums` as a map): one with [`ForwardOutput::Map`].
     pub const fn map_writes(self) -> usize {
         matches!(self.output, ForwardOutput::Map) as usize

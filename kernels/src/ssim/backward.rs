@@ -7,13 +7,13 @@
 use cubecl::prelude::*;
 
 use super::args::{BackwardConfig, BackwardOutput, BackwardSources, Upstream};
-use super::buffer::{blur_pair, column_slot, store_row};
+use super::buffer::{Quad, blur_pair, store_row};
 use super::index::input_indices;
 use super::load::{InputEncoding, load_input};
 use super::pairs::{PairValues, write_pair};
 use super::ring::blur_ring;
 use super::walk::{OutputPixel, WalkPixel, output_pixel, pair_item, rounds, walk_pixel};
-use super::{COVARIANCE_SLOT, SIGMA_SQ_SLOT, StripLayout};
+use super::{COVARIANCE_SLOT, SIGMA_SQ_SLOT};
 
 /// Computes the input gradients for one tile of one plane (layout as in the forward).
 /// `sources` holds the images, the mask, the partial maps, the upstream gradient, the scalars
@@ -57,7 +57,6 @@ pub fn ssim_backward_kernel<F: Float, I1: Numeric, I2: Numeric, P: Float, G: Flo
     let maps = comptime![config.targets.partial_count()];
     let taps_len = comptime![2 * radius + 1];
     let buffer_rows = comptime![layout.buffer_rows(radius)];
-    let plane_len = comptime![buffer_rows * StripLayout::row_stride(radius)];
     let args = &sources.args;
     let at = walk_pixel(
         args.height,
@@ -66,9 +65,13 @@ pub fn ssim_backward_kernel<F: Float, I1: Numeric, I2: Numeric, P: Float, G: Flo
         radius,
         layout,
     );
-    let slot = column_slot(UNIT_POS_X as usize);
+    let column = UNIT_POS_X as usize;
     let buffer_row = UNIT_POS_Y as usize * taps_len;
-    let mut buffer = Shared::<[F]>::new_slice(comptime![layout.buffer_len(radius, maps)]);
+    let mut quads = Shared::<[Quad<F>]>::new_slice(comptime![layout.quad_len(radius, maps).max(1)]);
+    // The scalar planes, also the scratch of the tile sum's reduction.
+    let mut buffer = Shared::<[F]>::new_slice(comptime![
+        layout.scalar_len(radius, maps).max(layout.units())
+    ]);
     let writes = comptime![config.grad_writes()];
     // Elements per map: every plane's.
     let total = args.height * args.width * CUBE_COUNT_Z as usize;
@@ -103,12 +106,13 @@ pub fn ssim_backward_kernel<F: Float, I1: Numeric, I2: Numeric, P: Float, G: Flo
             }
             let v = blur_ring::<F>(&ring, c, radius, config.sigma_bits, maps);
             store_row::<F>(
+                &mut quads,
                 &mut buffer,
                 &v,
                 buffer_row + c,
-                slot,
+                column,
                 radius,
-                plane_len,
+                buffer_rows,
                 maps,
             );
         }
@@ -130,12 +134,13 @@ pub fn ssim_backward_kernel<F: Float, I1: Numeric, I2: Numeric, P: Float, G: Flo
             let mut valid = 0u32;
             if item.row < buffer_rows {
                 let blurred = blur_pair::<F>(
+                    &quads,
                     &buffer,
                     item.row,
                     item.pair,
                     radius,
                     config.sigma_bits,
-                    plane_len,
+                    buffer_rows,
                     maps,
                 );
                 #[unroll]

@@ -4,7 +4,7 @@
 use cubecl::prelude::*;
 
 use super::args::{ForwardConfig, ForwardOutput, ForwardSources};
-use super::buffer::{blur_pair, column_slot, store_row};
+use super::buffer::{Quad, blur_pair, store_row};
 use super::epilogue::{LocalMoments, ssim_terms};
 use super::index::input_indices;
 use super::load::{InputEncoding, decode_input, load_input};
@@ -12,7 +12,7 @@ use super::pairs::{PairValues, write_pair};
 use super::reduce::write_tile_sum;
 use super::ring::blur_ring;
 use super::walk::{OutputPixel, WalkPixel, output_pixel, pair_item, rounds, walk_pixel};
-use super::{COVARIANCE_SLOT, SIGMA_SQ_SLOT, StripLayout};
+use super::{COVARIANCE_SLOT, SIGMA_SQ_SLOT, tile_columns};
 
 /// Computes SSIM over one output tile (see the module docs for the layout). `sources` holds
 /// the images, the mask, the scalars `args` and the `strides`:
@@ -58,7 +58,6 @@ pub fn ssim_forward_kernel<F: Float, I1: Numeric, I2: Numeric, P: Float>(
     let stats = comptime![config.stats()];
     let taps_len = comptime![2 * radius + 1];
     let buffer_rows = comptime![layout.buffer_rows(radius)];
-    let plane_len = comptime![buffer_rows * StripLayout::row_stride(radius)];
     let args = &sources.args;
     let at = walk_pixel(
         args.height,
@@ -67,9 +66,14 @@ pub fn ssim_forward_kernel<F: Float, I1: Numeric, I2: Numeric, P: Float>(
         radius,
         layout,
     );
-    let slot = column_slot(UNIT_POS_X as usize);
+    let column = UNIT_POS_X as usize;
     let buffer_row = UNIT_POS_Y as usize * taps_len;
-    let mut buffer = Shared::<[F]>::new_slice(comptime![layout.buffer_len(radius, stats)]);
+    let mut quads =
+        Shared::<[Quad<F>]>::new_slice(comptime![layout.quad_len(radius, stats).max(1)]);
+    // The scalar planes, also the scratch of the tile sum's reduction.
+    let mut buffer = Shared::<[F]>::new_slice(comptime![
+        layout.scalar_len(radius, stats).max(layout.units())
+    ]);
     let mut tile_sum = F::new(0.0);
     let writes = comptime![config.map_writes() + config.partial_writes()];
     // Elements per map: the images' (shape's, whatever their strides).
@@ -84,6 +88,7 @@ pub fn ssim_forward_kernel<F: Float, I1: Numeric, I2: Numeric, P: Float>(
     for t in 0..comptime![2 * radius] {
         fetch_pixel::<F, I1, I2>(sources, &mut fetched, 0usize, &at, t, config);
         push_values::<F, I1, I2>(&fetched, 0usize, &mut ring, t, config);
+        tile_sum += walk_l1::<F, I1, I2>(&fetched, 0usize, t, args.l1_scale, config);
     }
     fetch_chunk::<F, I1, I2>(sources, &mut fetched, &at, comptime![2 * radius], config);
     for chunk in 0..comptime![layout.chunks] {
@@ -91,14 +96,17 @@ pub fn ssim_forward_kernel<F: Float, I1: Numeric, I2: Numeric, P: Float>(
         for c in 0..taps_len {
             let ring_slot = comptime![(c + 2 * radius) % taps_len];
             push_values::<F, I1, I2>(&fetched, c, &mut ring, ring_slot, config);
+            let t = chunk * taps_len + comptime![c + 2 * radius];
+            tile_sum += walk_l1::<F, I1, I2>(&fetched, c, t, args.l1_scale, config);
             let v = blur_ring::<F>(&ring, c, radius, config.sigma_bits, stats);
             store_row::<F>(
+                &mut quads,
                 &mut buffer,
                 &v,
                 buffer_row + c,
-                slot,
+                column,
                 radius,
-                plane_len,
+                buffer_rows,
                 stats,
             );
         }
@@ -121,12 +129,13 @@ pub fn ssim_forward_kernel<F: Float, I1: Numeric, I2: Numeric, P: Float>(
             let mut valid = 0u32;
             if item.row < buffer_rows {
                 let blurred = blur_pair::<F>(
+                    &quads,
                     &buffer,
                     item.row,
                     item.pair,
                     radius,
                     config.sigma_bits,
-                    plane_len,
+                    buffer_rows,
                     stats,
                 );
                 #[unroll]
@@ -296,6 +305,34 @@ fn push_values<F: Float, I1: Numeric, I2: Numeric>(
     }
 }
 
+/// What walk row `t` of the unit's column adds to the tile sum of the L1 term: `l1_scale ·
+/// |img1 − img2|` at the row's pixel (in slot `at_slot` of `fetched`) where the pixel is one of
+/// the cube's outputs (its column among the tile's, its row among the walker's) and the
+/// reduced L1 term is on ([`ForwardConfig::walk_l1`]); else 0. Pixels outside the image were
+/// fetched as zeros and add nothing.
+#[cube]
+fn walk_l1<F: Float, I1: Numeric, I2: Numeric>(
+    fetched: &Fetched<F, I1, I2>,
+    #[comptime] at_slot: usize,
+    t: usize,
+    l1_scale: f32,
+    #[comptime] config: ForwardConfig,
+) -> F {
+    let mut l1 = F::new(0.0);
+    if comptime![config.walk_l1()] {
+        let radius = comptime![config.radius];
+        let column = UNIT_POS_X as usize;
+        let own_column = column >= radius && column < comptime![radius + tile_columns(radius)];
+        let own_row = t >= radius && t < comptime![radius + config.layout.walk_rows(radius)];
+        if own_column && own_row {
+            let a = decode_input::<F, I1>(fetched.a[at_slot], InputEncoding::Float);
+            let b = decode_input::<F, I2>(fetched.b[at_slot], comptime![config.img2_encoding]);
+            l1 = F::cast_from(l1_scale) * F::abs(a - b);
+        }
+    }
+    l1
+}
+
 /// Finishes `pixel`, pixel `q` of its pair, from its blurred statistics (`blurred`, the pair's
 /// `stats` values each): puts what it stores into its `writes` slots of `outs` (its map value,
 /// then its partials or moments, as `config.output` and `config.targets` say) and returns what
@@ -349,9 +386,10 @@ fn finish_pixel<F: Float, I1: Numeric, I2: Numeric>(
             e12: blurred[mu + 4] * inv_weight,
         };
         let terms = ssim_terms::<F>(moments, args.c1, args.c2, comptime![config.term]);
-        // |img1 − img2| at the pixel, read again where the L1 term needs it.
+        // |img1 − img2| at the pixel, read again where the map needs it (a reduced L1 term is
+        // summed in the walk, see `walk_l1`).
         let mut l1 = F::new(0.0);
-        if comptime![config.l1] {
+        if comptime![config.l1 && !config.walk_l1()] {
             if in_image {
                 let index = input_indices(
                     pixel.plane_base + y * width + x,

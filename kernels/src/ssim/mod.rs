@@ -16,9 +16,12 @@
 //!    rows horizontally, each unit two neighbouring output pixels from one run of shared loads,
 //!    and finishes them (the SSIM formula and partials, or the gradients).
 //!
-//! The buffer keeps each row's even columns in its first 32 slots and its odd ones from slot
-//! [`ODD_SLOTS`], rows [`StripLayout::row_stride`] apart: the walk's stores and the pairs'
-//! loads each touch 32 banks a warp.
+//! The buffer keeps a pixel's values four at a time in planes of 4-wide vectors (one 128-bit
+//! shared access for four) and the rest in scalar planes. Each plane keeps a row's even columns
+//! first and its odd ones from slot [`ODD_QUAD_SLOTS`] (vectors) or [`ODD_SLOTS`] (scalars),
+//! rows [`StripLayout::quad_row_stride`] or [`StripLayout::row_stride`] apart: the walk's
+//! stores and the pairs' loads each touch every bank once a quarter warp (vectors) or a warp
+//! (scalars).
 //!
 //! # 3D
 //! 3D SSIM runs the same 2D kernels over every slice first: the forward in `moments_only` mode
@@ -85,8 +88,13 @@ pub const COLUMNS: usize = 32;
 /// Columns a 2D cube walks: its output columns and the window's apron on both sides.
 pub const WALK_COLUMNS: usize = 64;
 
-/// Buffer slot of the first odd column of a row (see the module docs).
+/// Buffer slot of the first odd column of a row of a scalar plane (see the module docs).
 pub const ODD_SLOTS: usize = 48;
+
+/// Buffer slot of the first odd column of a row of a 4-wide vector plane: past the 32 even
+/// columns, and 4 past a multiple of 8, so that a quarter warp's eight 128-bit stores (even and
+/// odd columns alternating) fall in eight distinct 16-byte bank groups.
+pub const ODD_QUAD_SLOTS: usize = 36;
 
 /// Output columns of a 2D cube for a window of `radius`: [`WALK_COLUMNS`] less the apron.
 pub const fn tile_columns(radius: usize) -> usize {
@@ -131,9 +139,29 @@ impl StripLayout {
         WALK_COLUMNS + tile_columns(radius) / 2
     }
 
-    /// Shared memory the buffer takes, in elements, for `stats` values a pixel.
+    /// Vector slots from one row of a 4-wide plane to the next: at least the row's
+    /// [`ODD_QUAD_SLOTS`] + 32, and as many past a multiple of 8 as a row has output pairs, so
+    /// that a quarter warp's eight consecutive pairs, across a row's end, fall in distinct
+    /// 16-byte bank groups.
+    pub const fn quad_row_stride(radius: usize) -> usize {
+        let least = ODD_QUAD_SLOTS + WALK_COLUMNS / 2;
+        let pairs = tile_columns(radius) / 2;
+        least + (pairs % 8 + 8 - least % 8) % 8
+    }
+
+    /// Vectors of the buffer's 4-wide planes, for `stats` values a pixel.
+    pub const fn quad_len(self, radius: usize, stats: usize) -> usize {
+        buffer::quad_planes(stats) * self.buffer_rows(radius) * Self::quad_row_stride(radius)
+    }
+
+    /// Elements of the buffer's scalar planes, for `stats` values a pixel.
+    pub const fn scalar_len(self, radius: usize, stats: usize) -> usize {
+        buffer::scalar_planes(stats) * self.buffer_rows(radius) * Self::row_stride(radius)
+    }
+
+    /// Shared memory the buffer takes, in f32 elements, for `stats` values a pixel.
     pub const fn buffer_len(self, radius: usize, stats: usize) -> usize {
-        stats * self.buffer_rows(radius) * Self::row_stride(radius)
+        4 * self.quad_len(radius, stats) + self.scalar_len(radius, stats)
     }
 }
 
