@@ -24,3 +24,14 @@ ssim_row_and_list() {
   items=("$@")
   [ ${#items[@]} -gt 0 ] || items=("${defaults[@]}")
 }
+
+# Installs fused-ssim from the fetched copy in .ref/fused-ssim (kept out of git), built for sm_90,
+# unless it is installed already; then times it into $OUT/baseline.txt with ITERS iterations.
+fused_ssim_baseline() {
+  if ! python3 -c "import fused_ssim" 2>/dev/null; then
+    rm -rf /tmp/fused-ssim-build
+    cp -r .ref/fused-ssim /tmp/fused-ssim-build
+    (cd /tmp/fused-ssim-build && CUDA_ARCHITECTURES=90 python3 -m pip install --no-build-isolation -q . 2>&1 | tail -3)
+  fi
+  python3 benches/fused_ssim_baseline.py "$1" >"$OUT/baseline.txt"
+}

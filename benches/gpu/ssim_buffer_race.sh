@@ -13,12 +13,8 @@ OUT=${OUT:-/tmp/sad-out}
 mkdir -p "$OUT"
 iters=${1:-50}
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-if ! python3 -c "import fused_ssim" 2>/dev/null; then
-  rm -rf /tmp/fused-ssim-build
-  cp -r .ref/fused-ssim /tmp/fused-ssim-build
-  (cd /tmp/fused-ssim-build && CUDA_ARCHITECTURES=90 python3 -m pip install --no-build-isolation -q . 2>&1 | tail -3)
-fi
-python3 benches/fused_ssim_baseline.py "$iters" >"$OUT/baseline.txt"
+source benches/gpu/ssim_bench_bin.sh
+fused_ssim_baseline "$iters"
 keys='^(1x3x1080x1920|1x3x2160x3840|l1ssim-1x3x1080x1920|l1ssim-1x3x2160x3840) '
 grep -E "$keys" "$OUT/baseline.txt"
 xz -dc "$BASE_BIN/fused_ssim.xz" >/tmp/fused_ssim_base && chmod +x /tmp/fused_ssim_base

@@ -14,16 +14,12 @@ OUT=${OUT:-/tmp/sad-out}
 mkdir -p "$OUT"
 iters=${1:-50}
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-if ! python3 -c "import fused_ssim" 2>/dev/null; then
-  rm -rf /tmp/fused-ssim-build
-  cp -r .ref/fused-ssim /tmp/fused-ssim-build
-  (cd /tmp/fused-ssim-build && CUDA_ARCHITECTURES=90 python3 -m pip install --no-build-isolation -q . 2>&1 | tail -3)
-fi
 for wheel in .whl/pytorch_msssim-*.whl; do
   [ -e "$wheel" ] && python3 -m pip install -q --no-deps "$wheel"
 done
-python3 benches/fused_ssim_baseline.py "$iters" | tee "$OUT/baseline.txt"
 source benches/gpu/ssim_bench_bin.sh
+fused_ssim_baseline "$iters"
+cat "$OUT/baseline.txt"
 layout=()
 [ -n "${LAYOUT:-}" ] && layout=(--layout "$LAYOUT")
 BURN_SAD_DEVICE=cuda "$ssim_bench" --iters "$iters" --baseline "$OUT/baseline.txt" "${layout[@]}" \
