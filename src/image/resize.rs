@@ -191,5 +191,4 @@ fn linear_to_srgb8(value: f32) -> u8 {
 }
 
 #[cfg(test)]
-#[path = "resize_tests.rs"]
 mod tests;

@@ -290,5 +290,4 @@ pub fn solve_target_bpp(
 }
 
 #[cfg(test)]
-#[path = "budget_tests.rs"]
 mod tests;

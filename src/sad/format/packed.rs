@@ -470,5 +470,4 @@ pub fn quantise_sites(table: &SiteTable) -> Result<SiteTable, SitesFileError> {
 }
 
 #[cfg(test)]
-#[path = "packed_tests.rs"]
 mod tests;

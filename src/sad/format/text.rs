@@ -292,5 +292,4 @@ fn parse_size(comment: &str) -> Result<(usize, usize), String> {
 }
 
 #[cfg(test)]
-#[path = "text_tests.rs"]
 mod tests;

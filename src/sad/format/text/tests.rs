@@ -95,7 +95,7 @@ fn random_files_parse_or_fail_in_one_line() {
 
 #[test]
 fn mutated_real_files_parse_or_fail_in_one_line() {
-    let original = include_bytes!("../../../tests/data/sad/astro128_sites.txt");
+    let original = include_bytes!("../../../../tests/data/sad/astro128_sites.txt");
     let mut random = Random(42);
     for _ in 0..400 {
         let mut bytes = original.to_vec();
