@@ -2,8 +2,8 @@
 //!
 //! Fusion records operations lazily; a custom kernel joins that stream as a [`CustomOpIr`] whose
 //! execution resolves the inner backend's tensors, runs the inner backend op and publishes its
-//! outputs. Every extension trait of this crate implements its `Fusion<B>` methods through
-//! [`register_op`] (or its float-only form [`register_float_op`]), so the glue exists once.
+//! outputs. Every extension trait of this crate implements its `Fusion<B>` methods with
+//! [`queue!`] (over [`register_op`]), so the glue exists once and reads the same everywhere.
 
 use burn::tensor::{DType, Shape};
 use burn_fusion::custom::{OperationFn, StreamId};
@@ -78,36 +78,6 @@ where
     let floats = std::array::from_fn(|_| tensors.next().expect("one tensor per float output"));
     let ints = std::array::from_fn(|_| tensors.next().expect("one tensor per int output"));
     Mixed { floats, ints }
-}
-
-/// Queues `run` on the fusion stream of `inputs[0]` and returns lazy tensors for its outputs.
-///
-/// `outputs` gives each output's shape and dtype, which must match what `run` returns.
-pub(crate) fn register_float_op<B, const I: usize, const O: usize>(
-    id: String,
-    inputs: [FusionTensor<B::FusionRuntime>; I],
-    outputs: [(Shape, DType); O],
-    run: impl Fn([B::FloatTensorPrimitive; I]) -> [B::FloatTensorPrimitive; O] + Send + Sync + 'static,
-) -> [FusionTensor<B::FusionRuntime>; O]
-where
-    B: FusionBackend,
-{
-    register_op::<B, I, 0, O, 0>(
-        id,
-        Mixed {
-            floats: inputs,
-            ints: [],
-        },
-        Mixed {
-            floats: outputs,
-            ints: [],
-        },
-        move |inputs| Mixed {
-            floats: run(inputs.floats),
-            ints: [],
-        },
-    )
-    .floats
 }
 
 /// Queues one op of the inner backend `B` on the fusion stream, stated once:

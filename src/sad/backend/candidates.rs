@@ -1,10 +1,6 @@
 //! The candidate-list kernels: the random initial lists, the jump flood, the packed site records
 //! the lists are ranked by, and a propagation pass; on CubeCL backends and on `Fusion`.
 
-// Without a CubeCL runtime, the extension macro's generated dispatch (no backend to forward to)
-// takes every argument of every method and uses none.
-#![cfg_attr(not(feature = "cube"), allow(unused_variables))]
-
 use burn::backend::{
     Backend, backend_extension,
     tensor::{FloatTensor, IntTensor},

@@ -1,10 +1,6 @@
 //! The differentiable render and its backward ([`SadBackend`]), on CubeCL backends, `Fusion` (see
 //! `fusion`) and `Autodiff` (see `autodiff`).
 
-// Without a CubeCL runtime, the extension macro's generated dispatch (no backend to forward to)
-// takes every argument of every method and uses none.
-#![cfg_attr(not(feature = "cube"), allow(unused_variables))]
-
 use burn::backend::{
     Backend, backend_extension,
     tensor::{FloatTensor, IntTensor},

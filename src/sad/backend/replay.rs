@@ -1,10 +1,6 @@
 //! The kernels of a replayed iteration: one whole step in place on buffers the trainer owns, and
 //! the copy of a fit's state into and out of them; on CubeCL backends and on `Fusion`.
 
-// Without a CubeCL runtime, the extension macro's generated dispatch (no backend to forward to)
-// takes every argument of every method and uses none.
-#![cfg_attr(not(feature = "cube"), allow(unused_variables))]
-
 use burn::backend::{
     Backend, backend_extension,
     tensor::{FloatTensor, IntTensor},

@@ -2,10 +2,6 @@
 //! gradients straight from the target, the densify statistics, the τ diffusion, the prune and
 //! the Adam steps; on CubeCL backends and on `Fusion`.
 
-// Without a CubeCL runtime, the extension macro's generated dispatch (no backend to forward to)
-// takes every argument of every method and uses none.
-#![cfg_attr(not(feature = "cube"), allow(unused_variables))]
-
 use burn::backend::{
     Backend, backend_extension,
     tensor::{FloatTensor, IntTensor},

@@ -2,10 +2,6 @@
 //! packed site records, each pixel's winner, the views' colours and the sites' dots; on CubeCL
 //! backends and on `Fusion`.
 
-// Without a CubeCL runtime, the extension macro's generated dispatch (no backend to forward to)
-// takes every argument of every method and uses none.
-#![cfg_attr(not(feature = "cube"), allow(unused_variables))]
-
 use burn::backend::{
     Backend, backend_extension,
     tensor::{FloatTensor, IntTensor},

@@ -4,22 +4,20 @@
 //! whether or not Burn's `fusion` feature is on: a downstream crate that enables Burn's default
 //! features turns fusion on for this crate too, and the ops must keep working.
 
-use burn::tensor::DType;
-use burn_fusion::{Fusion, FusionBackend};
+use burn::tensor::{DType, Shape};
+use burn_fusion::{Fusion, FusionBackend, FusionRuntime, FusionTensor};
 use burn_sad_kernels::ssim::GradTargets;
 
 use super::{SsimBackend, SsimKernelConfig, stacked_shape};
-use crate::fusion_op::{Lazy, float, floats, queue, register_float_op};
+use crate::fusion_op::{Lazy, float, floats, queue};
 
 impl<B: FusionBackend + SsimBackend> SsimBackend for Fusion<B> {
     fn ssim_value(img1: Lazy<B>, img2: Lazy<B>, config: SsimKernelConfig) -> Lazy<B> {
-        let value = config.value_shape(&img1.shape);
-        let [value] = register_float_op::<B, 2, 1>(
-            format!("burn_sad::ssim_value::{config:?}"),
-            [img1, img2],
-            [(value, DType::F32)],
-            move |[img1, img2]| [B::ssim_value(img1, img2, config)],
-        );
+        let value = (config.value_shape(&img1.shape), DType::F32);
+        let [value] = queue!(format!("burn_sad::ssim_value::{config:?}");
+            floats [img1, img2], ints [] => [value], [];
+            float(B::ssim_value(img1, img2, config)))
+        .floats;
         value
     }
 
@@ -29,18 +27,14 @@ impl<B: FusionBackend + SsimBackend> SsimBackend for Fusion<B> {
         config: SsimKernelConfig,
         targets: GradTargets,
     ) -> (Lazy<B>, Lazy<B>) {
-        let partials = stacked_shape(targets.partial_count(), &img1.shape);
-        let value = config.value_shape(&img1.shape);
-        let [mean, partials] = register_float_op::<B, 2, 2>(
-            format!("burn_sad::ssim_value_with_partials::{config:?}::{targets:?}"),
-            [img1, img2],
-            [(value, DType::F32), (partials, config.partials_dtype())],
-            move |[img1, img2]| {
-                let (mean, partials) = B::ssim_value_with_partials(img1, img2, config, targets);
-                [mean, partials]
-            },
-        );
-        (mean, partials)
+        let partials = partials_output(&img1, &config, targets);
+        let value = (config.value_shape(&img1.shape), DType::F32);
+        let [value, partials] = queue!(
+            format!("burn_sad::ssim_value_with_partials::{config:?}::{targets:?}");
+            floats [img1, img2], ints [] => [value, partials], [];
+            floats(B::ssim_value_with_partials(img1, img2, config, targets)))
+        .floats;
+        (value, partials)
     }
 
     fn ssim_backward(
@@ -51,19 +45,11 @@ impl<B: FusionBackend + SsimBackend> SsimBackend for Fusion<B> {
         config: SsimKernelConfig,
         targets: GradTargets,
     ) -> Lazy<B> {
-        // The tracked inputs' dtype (one dtype when both are).
-        let dtype = if targets.img1 { img1.dtype } else { img2.dtype };
-        let grads = stacked_shape(targets.grad_count(), &img1.shape);
-        let [grads] = register_float_op::<B, 4, 1>(
-            format!("burn_sad::ssim_backward::{config:?}::{targets:?}"),
-            [img1, img2, partials, upstream],
-            [(grads, dtype)],
-            move |[img1, img2, partials, upstream]| {
-                [B::ssim_backward(
-                    img1, img2, partials, upstream, config, targets,
-                )]
-            },
-        );
+        let grads = grads_output(&img1, &img2, targets);
+        let [grads] = queue!(format!("burn_sad::ssim_backward::{config:?}::{targets:?}");
+            floats [img1, img2, partials, upstream], ints [] => [grads], [];
+            float(B::ssim_backward(img1, img2, partials, upstream, config, targets)))
+        .floats;
         grads
     }
 
@@ -73,13 +59,11 @@ impl<B: FusionBackend + SsimBackend> SsimBackend for Fusion<B> {
         mask: Lazy<B>,
         config: SsimKernelConfig,
     ) -> Lazy<B> {
-        let value = config.value_shape(&img1.shape);
-        let [value] = register_float_op::<B, 3, 1>(
-            format!("burn_sad::ssim_window_masked_value::{config:?}"),
-            [img1, img2, mask],
-            [(value, DType::F32)],
-            move |[img1, img2, mask]| [B::ssim_window_masked_value(img1, img2, mask, config)],
-        );
+        let value = (config.value_shape(&img1.shape), DType::F32);
+        let [value] = queue!(format!("burn_sad::ssim_window_masked_value::{config:?}");
+            floats [img1, img2, mask], ints [] => [value], [];
+            float(B::ssim_window_masked_value(img1, img2, mask, config)))
+        .floats;
         value
     }
 
@@ -90,18 +74,13 @@ impl<B: FusionBackend + SsimBackend> SsimBackend for Fusion<B> {
         config: SsimKernelConfig,
         targets: GradTargets,
     ) -> (Lazy<B>, Lazy<B>) {
-        let partials = stacked_shape(targets.partial_count(), &img1.shape);
-        let value = config.value_shape(&img1.shape);
-        let [value, partials] = register_float_op::<B, 3, 2>(
-            format!("burn_sad::ssim_window_masked_value_with_partials::{config:?}::{targets:?}"),
-            [img1, img2, mask],
-            [(value, DType::F32), (partials, config.partials_dtype())],
-            move |[img1, img2, mask]| {
-                let (value, partials) =
-                    B::ssim_window_masked_value_with_partials(img1, img2, mask, config, targets);
-                [value, partials]
-            },
-        );
+        let partials = partials_output(&img1, &config, targets);
+        let value = (config.value_shape(&img1.shape), DType::F32);
+        let [value, partials] = queue!(
+            format!("burn_sad::ssim_window_masked_value_with_partials::{config:?}::{targets:?}");
+            floats [img1, img2, mask], ints [] => [value, partials], [];
+            floats(B::ssim_window_masked_value_with_partials(img1, img2, mask, config, targets)))
+        .floats;
         (value, partials)
     }
 
@@ -114,18 +93,14 @@ impl<B: FusionBackend + SsimBackend> SsimBackend for Fusion<B> {
         config: SsimKernelConfig,
         targets: GradTargets,
     ) -> Lazy<B> {
-        let dtype = if targets.img1 { img1.dtype } else { img2.dtype };
-        let grads = stacked_shape(targets.grad_count(), &img1.shape);
-        let [grads] = register_float_op::<B, 5, 1>(
-            format!("burn_sad::ssim_window_masked_backward::{config:?}::{targets:?}"),
-            [img1, img2, mask, partials, upstream],
-            [(grads, dtype)],
-            move |[img1, img2, mask, partials, upstream]| {
-                [B::ssim_window_masked_backward(
-                    img1, img2, mask, partials, upstream, config, targets,
-                )]
-            },
-        );
+        let grads = grads_output(&img1, &img2, targets);
+        let [grads] = queue!(
+        format!("burn_sad::ssim_window_masked_backward::{config:?}::{targets:?}");
+        floats [img1, img2, mask, partials, upstream], ints [] => [grads], [];
+        float(B::ssim_window_masked_backward(
+            img1, img2, mask, partials, upstream, config, targets
+        )))
+        .floats;
         grads
     }
 
@@ -178,3 +153,25 @@ const UNORM8_PARTIALS: usize = GradTargets {
     img2: false,
 }
 .partial_count();
+
+/// The partial maps' stack a training forward of `img1`'s shape writes for `targets`.
+fn partials_output<R: FusionRuntime>(
+    img1: &FusionTensor<R>,
+    config: &SsimKernelConfig,
+    targets: GradTargets,
+) -> (Shape, DType) {
+    (
+        stacked_shape(targets.partial_count(), &img1.shape),
+        config.partials_dtype(),
+    )
+}
+
+/// The backward's stack of gradients, in the tracked inputs' dtype (one dtype when both are).
+fn grads_output<R: FusionRuntime>(
+    img1: &FusionTensor<R>,
+    img2: &FusionTensor<R>,
+    targets: GradTargets,
+) -> (Shape, DType) {
+    let dtype = if targets.img1 { img1.dtype } else { img2.dtype };
+    (stacked_shape(targets.grad_count(), &img1.shape), dtype)
+}

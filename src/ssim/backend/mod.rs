@@ -2,10 +2,6 @@
 //! ([`SsimBackend`]), with its `Autodiff` implementation in `autodiff`, its `Fusion` one in
 //! `fusion`, and the `CubeBackend` launches and strategies in `cube`.
 
-// Without a CubeCL runtime, the extension macro's generated dispatch (no backend to forward to)
-// takes every argument of every method and uses none.
-#![cfg_attr(not(feature = "cube"), allow(unused_variables))]
-
 use burn::backend::{
     Backend, backend_extension,
     tensor::{FloatTensor, IntTensor},
