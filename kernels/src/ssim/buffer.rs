@@ -15,15 +15,16 @@ use super::{ODD_QUAD_SLOTS, ODD_SLOTS, StripLayout};
 /// Four values of one pixel, one 128-bit shared access.
 pub type Quad<F> = Vector<F, Const<4>>;
 
-/// Planes of 4-wide vectors for `count` values a pixel: one per four, and one more for three
-/// left over (padded with a zero lane: one load instead of three).
+/// Planes of 4-wide vectors for `count` values a pixel: one per four. Three values stay
+/// scalars: a vector with a zero lane reads a third more shared memory, and on an H100 it made
+/// the backward of three maps slower (`benches/RESULTS.md`).
 pub const fn quad_planes(count: usize) -> usize {
-    count / 4 + (count % 4 == 3) as usize
+    count / 4
 }
 
-/// Scalar planes for `count` values a pixel: the one or two values the vector planes leave.
+/// Scalar planes for `count` values a pixel: those the vector planes leave.
 pub const fn scalar_planes(count: usize) -> usize {
-    if count % 4 == 3 { 0 } else { count % 4 }
+    count % 4
 }
 
 /// The slot of walk column `column` within a row of a scalar plane: even columns first, odd
