@@ -63,9 +63,7 @@ pub fn store_row<F: Float>(
         let mut quad = Quad::<F>::new(F::new(0.0));
         #[unroll]
         for lane in 0..4usize {
-            if comptime![4 * p + lane < count] {
-                quad.insert(lane, values[comptime![4 * p + lane]]);
-            }
+            quad.insert(lane, values[comptime![4 * p + lane]]);
         }
         quads[comptime![p * quad_len] + at] = quad;
     }
@@ -149,10 +147,8 @@ pub fn blur_pair<F: Float>(
         }
         #[unroll]
         for lane in 0..4usize {
-            if comptime![4 * p + lane < count] {
-                blurred[comptime![4 * p + lane]] = acc0.extract(lane);
-                blurred[comptime![count + 4 * p + lane]] = acc1.extract(lane);
-            }
+            blurred[comptime![4 * p + lane]] = acc0.extract(lane);
+            blurred[comptime![count + 4 * p + lane]] = acc1.extract(lane);
         }
     }
     blurred

@@ -34,14 +34,15 @@ use super::{COVARIANCE_SLOT, SIGMA_SQ_SLOT, tile_columns};
 ///   `[planes·height·width]`: at each pixel of the map region `ssim_scale · term` plus, with
 ///   `l1`, `l1_scale · |img1 − img2|`, and zero elsewhere. Nothing is reduced.
 /// - `partials`: with `config.targets = Some(..)`, a `[partial_count, planes·height·width]`
-///   stack, stored as `P` (f32, or f16 for half the memory and traffic), of ∂S/∂σ², ∂S/∂σ₁₂ and the requested ∂S/∂μ maps (see
-///   [`GradTargets`](crate::ssim::GradTargets)); zero outside the map region and where the SSIM value
-///   was clamped. Under a window mask each is divided by the pixel's blurred mask, which is
+///   stack, stored as `P` (f32, or f16 for half the memory and traffic), of ∂S/∂σ², ∂S/∂σ₁₂
+///   and the requested ∂S/∂μ maps (see [`GradTargets`](crate::ssim::GradTargets)); zero
+///   outside the map region and where the SSIM value was clamped. Under a window mask each is divided by the pixel's blurred mask, which is
 ///   what the backward's blur needs. Unused (may be one element) for inference.
 /// - With [`ForwardOutput::Moments`], the kernel is the in-slice stage of 3D SSIM instead: it
 ///   writes the five XY-blurred statistics μ₁, μ₂, E\[x²\], E\[y²\], E\[xy\] of every
-///   pixel as a `[5, planes·height·width]` stack into `partials` (`P = F`), and nothing else (`term`,
-///   `l1` and `targets` are ignored, `tile_sums` is untouched; `window_mask` must be off).
+///   pixel as a `[5, planes·height·width]` stack into `partials` (`P = F`), and nothing else
+///   (`term`, `l1` and `targets` are ignored, `tile_sums` is untouched; `window_mask` must be
+///   off).
 ///
 /// Launch with a `(WALK_COLUMNS, layout.strips)` cube and a
 /// `(⌈W / tile_columns(radius)⌉, ⌈H / layout.tile_rows(radius)⌉, planes)` grid.
