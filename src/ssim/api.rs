@@ -282,11 +282,11 @@ fn window_masked_value<const D: usize>(
     mask: Tensor<D>,
     config: SsimKernelConfig,
 ) -> Tensor<1> {
-    let (img1, img2, config) = half_maps_in_range(img1, img2, config);
     #[cfg(feature = "cube")]
     if uses_fused_kernels(&img1.device()) {
         use super::SsimBackend;
         use burn::backend::Dispatch;
+        let (img1, img2, config) = half_maps_in_range(img1, img2, config);
         return Tensor::from_dispatch(<Dispatch as SsimBackend>::ssim_window_masked_value(
             img1.into_dispatch(),
             img2.into_dispatch(),
@@ -448,11 +448,8 @@ fn unorm8_value<const D: usize>(
     img2: Tensor<D, Int>,
     config: SsimKernelConfig,
 ) -> Tensor<1> {
-    let (scale, config) = unit_range(config);
-    let img1 = match scale {
-        Some(range) => img1.div_scalar(range),
-        None => img1,
-    };
+    let (range, config) = unit_range(config);
+    let img1 = over_range(img1, range);
     #[cfg(feature = "cube")]
     if uses_fused_kernels(&img1.device()) {
         use super::SsimBackend;
@@ -474,9 +471,9 @@ pub(crate) fn kernel_value<const D: usize>(
     img2: Tensor<D>,
     config: SsimKernelConfig,
 ) -> Tensor<1> {
-    let (img1, img2, config) = half_maps_in_range(img1, img2, config);
     #[cfg(feature = "cube")]
     if uses_fused_kernels(&img1.device()) {
+        let (img1, img2, config) = half_maps_in_range(img1, img2, config);
         return fused_value(img1, img2, config);
     }
     reference_value(img1, img2, config)
@@ -513,10 +510,20 @@ fn unit_range(config: SsimKernelConfig) -> (Option<f32>, SsimKernelConfig) {
     (Some(range), unit)
 }
 
+/// `tensor` over the data range [`unit_range`] returned, if it returned one.
+fn over_range<const D: usize>(tensor: Tensor<D>, range: Option<f32>) -> Tensor<D> {
+    match range {
+        Some(range) => tensor.div_scalar(range),
+        None => tensor,
+    }
+}
+
 /// The inputs and `config` that keep [`SsimMemory::StoreHalf`]'s f16 partial maps in f16's
-/// range: they hold the derivatives of data in [0, 1], which C2 = (k2·L)² shrinks by L² for
-/// another range (below f16's smallest values for 8-bit data), so both inputs are divided by
-/// `L` first (see [`unit_range`]). Other memory modes keep their inputs.
+/// range, for the fused kernels (the reference ops store no maps): they hold the derivatives of
+/// data in [0, 1], which C2 = (k2·L)² shrinks by L² for another range (below f16's smallest
+/// values for 8-bit data), so both inputs are divided by `L` first (see [`unit_range`]). Other
+/// memory modes keep their inputs.
+#[cfg(feature = "cube")]
 fn half_maps_in_range<const D: usize>(
     img1: Tensor<D>,
     img2: Tensor<D>,
@@ -525,10 +532,8 @@ fn half_maps_in_range<const D: usize>(
     if config.memory != SsimMemory::StoreHalf {
         return (img1, img2, config);
     }
-    match unit_range(config) {
-        (Some(range), unit) => (img1.div_scalar(range), img2.div_scalar(range), unit),
-        (None, unit) => (img1, img2, unit),
-    }
+    let (range, unit) = unit_range(config);
+    (over_range(img1, range), over_range(img2, range), unit)
 }
 
 /// The smallest `k2` whose partial maps fit f16 under [`SsimMemory::StoreHalf`]: they reach
