@@ -7,8 +7,8 @@
 //! in one kernel per 16×16 tile, and its gradient with respect to either or both inputs in one
 //! backward kernel. The definition is the one of `rahul-goel/fused-ssim` (and of the 3DGS
 //! reference): a separable 11×11 Gaussian window with σ = 1.5, C1 = 1e-4, C2 = 9e-4, data in
-//! [0, 1], each channel on its own, variance clamped at zero and SSIM clamped to [−1, 1]. Other
-//! data ranges and constants: [`SsimConstants`].
+//! [0, 1], each channel on its own, variance clamped at zero (as σx² + σy², the form SSIM uses)
+//! and SSIM clamped to [−1, 1]. Other data ranges and constants: [`SsimConstants`].
 //!
 //! ```
 //! use burn::tensor::{Device, Distribution, Tensor};

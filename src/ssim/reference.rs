@@ -14,9 +14,10 @@ use super::{KernelReduction, MaskMode, Padding, SsimKernelConfig, SsimOptions, S
 
 /// Mean SSIM computed with separable `conv2d` calls (zero padding for `Same`, none for `Valid`).
 ///
-/// Semantics equal [`fused_ssim`](super::fused_ssim), including its clamps: the variance is
-/// clamped at zero in value only (the gradient passes through, as in the fused backward), and the
-/// SSIM value is clamped to [−1, 1] with a zero gradient where it was clamped.
+/// Semantics equal [`fused_ssim`](super::fused_ssim), including its clamps: the variances' sum
+/// σx² + σy² (the only form in which SSIM uses them) is clamped at zero in value only (the
+/// gradient passes through, as in the fused backward), and the SSIM value is clamped to
+/// [−1, 1] with a zero gradient where it was clamped.
 /// Inputs are not validated; [`try_fused_ssim`](super::try_fused_ssim) does that.
 pub fn ssim_reference(img1: Tensor<4>, img2: Tensor<4>, options: SsimOptions) -> Tensor<1> {
     reference_value(img1, img2, options.into())
@@ -122,10 +123,9 @@ fn term_of_moments(
     let mu1_sq = mu1.clone() * mu1.clone();
     let mu2_sq = mu2.clone() * mu2.clone();
     let mu12 = mu1 * mu2;
-    let var1 = clamp_value_at_zero(e11 - mu1_sq.clone());
-    let var2 = clamp_value_at_zero(e22 - mu2_sq.clone());
+    let var_sum = clamp_value_at_zero(e11 + e22 - mu1_sq.clone() - mu2_sq.clone());
     let cov = e12 - mu12.clone();
-    let contrast_structure = cov.mul_scalar(2.0).add_scalar(c2) / (var1 + var2).add_scalar(c2);
+    let contrast_structure = cov.mul_scalar(2.0).add_scalar(c2) / var_sum.add_scalar(c2);
     match config.term {
         SsimTerm::ContrastStructure => contrast_structure,
         SsimTerm::Ssim => {

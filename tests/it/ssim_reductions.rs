@@ -113,7 +113,9 @@ fn check_reduction<const D: usize, R>(
         options,
         r,
     )));
-    assert_close(&untracked, &fused.0, 1e-7, 1e-6, &format!("{what} no-grad"));
+    // The inference and training kernels compile the same formula apart; σx² + σy² cancels in
+    // f32, so their roundings may differ by a few parts in a million at a pixel.
+    assert_close(&untracked, &fused.0, 3e-6, 1e-6, &format!("{what} no-grad"));
 }
 
 /// Any reduction's output, flattened (so one helper checks every rank).

@@ -42,10 +42,12 @@ fn a_window_mask_of_ones_is_the_unmasked_op() {
         assert_close(&values(masked), &values(plain), 1e-6, 0.0, &what);
         let masked = fused_ssim_masked(a.clone(), b.clone(), ones.clone(), options, Map);
         let plain = fused_ssim_reduced(a.clone(), b.clone(), options, Map);
+        // A pixel's value rounds apart by a few parts in a million (m·x² + m·y² against
+        // x² + y², divided by a blurred mask within an ulp of 1, before σx² + σy² cancels).
         assert_close(
             &values(masked),
             &values(plain),
-            1e-6,
+            4e-6,
             0.0,
             &format!("{what}, map"),
         );

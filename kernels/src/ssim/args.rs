@@ -4,7 +4,7 @@
 
 use cubecl::prelude::*;
 
-use super::{DepthLayout, GradTargets, InputEncoding, PairWrites, SsimTerm, StripLayout};
+use super::{DepthLayout, GradTargets, InputEncoding, MOMENTS, PairWrites, SsimTerm, StripLayout};
 
 /// The runtime scalars of a forward launch.
 #[derive(CubeLaunch, CubeType, Clone, Copy, Debug)]
@@ -137,7 +137,7 @@ pub enum ForwardOutput {
     TileSums,
     /// The weighted term (plus L1) at every pixel of the map region, zero elsewhere.
     Map,
-    /// 3D's in-slice stage: the five XY-blurred statistics of every pixel, nothing else.
+    /// 3D's in-slice stage: the [`MOMENTS`] XY-blurred statistics of every pixel, nothing else.
     Moments,
 }
 
@@ -163,7 +163,7 @@ pub struct ForwardConfig {
     /// How the inputs lie in their buffers.
     pub input_layout: InputLayout,
     /// Normalised convolution under a mask: every window statistic is taken over the masked
-    /// pixels only (the blur of `m`, `m·x`, `m·y`, `m·x²`, `m·y²`, `m·xy`, divided by the blur of
+    /// pixels only (the blur of `m`, `m·x`, `m·y`, `m·(x² + y²)`, `m·xy`, divided by the blur of
     /// `m`); pixels outside the image count as unmasked zeros, as zero padding does.
     pub window_mask: bool,
     /// How the pass across stores its pixels.
@@ -182,18 +182,18 @@ impl ForwardConfig {
         matches!(self.output, ForwardOutput::Map) as usize
     }
 
-    /// Values a pixel stores in `partials`: the five moments with [`ForwardOutput::Moments`],
+    /// Values a pixel stores in `partials`: the [`MOMENTS`] with [`ForwardOutput::Moments`],
     /// else the partial maps of a training forward.
     pub const fn partial_writes(self) -> usize {
         match (self.output, self.targets) {
-            (ForwardOutput::Moments, _) => 5,
+            (ForwardOutput::Moments, _) => MOMENTS,
             (_, Some(targets)) => targets.partial_count(),
             (_, None) => 0,
         }
     }
 
-    /// Blurred statistics per pixel: μ₁, μ₂, E\[x²\], E\[y²\], E\[xy\], and under `window_mask`
-    /// the blurred mask first.
+    /// Blurred statistics per pixel: the [`MOMENTS`] μ₁, μ₂, E\[x² + y²\], E\[xy\], and under
+    /// `window_mask` the blurred mask first.
     pub const fn stats(self) -> usize {
         Self::stats_with(self.window_mask)
     }
@@ -201,7 +201,7 @@ impl ForwardConfig {
     /// [`Self::stats`] of a forward with or without a window mask: an associated function, since
     /// the launch needs it to choose the layout the config then holds.
     pub const fn stats_with(window_mask: bool) -> usize {
-        if window_mask { 6 } else { 5 }
+        MOMENTS + window_mask as usize
     }
 }
 

@@ -8,16 +8,14 @@ use super::depth_walk::depth_column;
 use super::epilogue::{LocalMoments, ssim_terms};
 use super::reduce::write_tile_sum;
 use super::ring::blur_ring;
-use super::{COVARIANCE_SLOT, SIGMA_SQ_SLOT};
-
-/// Statistics per voxel: μ₁, μ₂, E[x²], E[y²], E[xy].
-const STATS: usize = 5;
+use super::{COVARIANCE_SLOT, MOMENTS, SIGMA_SQ_SLOT};
 
 /// Computes 3D SSIM over one block of `COLUMNS × layout.rows` voxel columns and
 /// `layout.depth_chunk` slices of one volume.
 ///
-/// - `moments`: the `[5, volumes·depth·height·width]` stack of XY-blurred statistics (the 2D
-///   forward kernel's `moments_only` output over all slices).
+/// - `moments`: the `[MOMENTS, volumes·depth·height·width]` stack of XY-blurred statistics
+///   (the 2D forward kernel's [`ForwardOutput::Moments`](super::ForwardOutput::Moments) over all
+///   slices).
 /// - `tile_sums[cube]`: `args.ssim_scale` times the sum of the `config.term` map over the
 ///   block's voxels inside the map region (the whole volume, or its `args.crop`-voxel interior
 ///   for valid padding).
@@ -49,7 +47,7 @@ pub fn ssim3d_depth_forward_kernel<F: Float, P: Float>(
     let ssim_scale = args.ssim_scale;
     let taps_len = comptime![2 * radius + 1];
     let at = depth_column(&args, layout);
-    let total = moments.len() / STATS;
+    let total = moments.len() / MOMENTS;
     let in_slice_map = at.in_slice
         && at.x >= crop
         && at.y >= crop
@@ -57,15 +55,15 @@ pub fn ssim3d_depth_forward_kernel<F: Float, P: Float>(
         && at.y + crop < args.height;
 
     let mut tile_sum = F::new(0.0);
-    let mut ring = Array::<F>::new(comptime![STATS * taps_len]);
+    let mut ring = Array::<F>::new(comptime![MOMENTS * taps_len]);
     #[unroll]
     for r in 0..comptime![layout.depth_chunk + 2 * radius] {
         // Slice `z0 + r − radius`, zero outside the volume.
         let zr = at.z0 + r;
         let loaded = at.in_slice && zr >= radius && zr < depth + radius;
-        let slot = comptime![(r % taps_len) * STATS];
+        let slot = comptime![(r % taps_len) * MOMENTS];
         #[unroll]
-        for s in 0..STATS {
+        for s in 0..MOMENTS {
             let mut v = F::new(0.0);
             if loaded {
                 v = moments[s * total + at.column + (zr - radius) * at.slice];
@@ -75,16 +73,15 @@ pub fn ssim3d_depth_forward_kernel<F: Float, P: Float>(
 
         if comptime![r >= 2 * radius] {
             let out = comptime![r - 2 * radius];
-            let v = blur_ring::<F>(&ring, out, radius, sigma_bits, STATS);
+            let v = blur_ring::<F>(&ring, out, radius, sigma_bits, MOMENTS);
             let z = at.z0 + out;
             let in_volume = at.in_slice && z < depth;
             let in_map = in_slice_map && z >= crop && z + crop < depth;
             let moments = LocalMoments::<F> {
                 mu1: v[0],
                 mu2: v[1],
-                e11: v[2],
-                e22: v[3],
-                e12: v[4],
+                e_sq: v[2],
+                e12: v[3],
             };
             let terms = ssim_terms::<F>(moments, args.c1, args.c2, comptime![config.term]);
             if comptime![write_map] {

@@ -29,23 +29,23 @@ pub struct SsimTerms<F: Float> {
     pub d_mu2: F,
 }
 
-/// A pixel's five blurred statistics.
+/// A pixel's [`MOMENTS`](super::MOMENTS) blurred statistics: SSIM needs the two second moments
+/// of the images only as their sum.
 #[derive(CubeType)]
 pub struct LocalMoments<F: Float> {
     /// μx, the blurred img1.
     pub mu1: F,
     /// μy, the blurred img2.
     pub mu2: F,
-    /// E\[x²\].
-    pub e11: F,
-    /// E\[y²\].
-    pub e22: F,
+    /// E\[x² + y²\].
+    pub e_sq: F,
     /// E\[xy\].
     pub e12: F,
 }
 
-/// Evaluates the term at the pixel of `moments` with fused-ssim's clamps: the variances at 0
-/// (in value only) and SSIM to [−1, 1], with all derivatives zero where SSIM was clamped.
+/// Evaluates the term at the pixel of `moments` with fused-ssim's clamps: the variances' sum
+/// σx² + σy² at 0 (in value only; each variance is non-negative, so only rounding makes the
+/// sum negative) and SSIM to [−1, 1], with all derivatives zero where SSIM was clamped.
 #[cube]
 pub fn ssim_terms<F: Float>(
     moments: LocalMoments<F>,
@@ -55,20 +55,17 @@ pub fn ssim_terms<F: Float>(
 ) -> SsimTerms<F> {
     let mu1 = moments.mu1;
     let mu2 = moments.mu2;
-    let e11 = moments.e11;
-    let e22 = moments.e22;
+    let e_sq = moments.e_sq;
     let e12 = moments.e12;
     let zero = F::new(0.0);
     let one = F::new(1.0);
     let two = F::new(2.0);
-    let mu1_sq = mu1 * mu1;
-    let mu2_sq = mu2 * mu2;
+    let mu_sq = mu1 * mu1 + mu2 * mu2;
     let mu12 = mu1 * mu2;
     // Cancellation can make E[x²] − μ² slightly negative on flat regions (fused-ssim #37).
-    let var1 = F::max(e11 - mu1_sq, zero);
-    let var2 = F::max(e22 - mu2_sq, zero);
+    let var_sum = F::max(e_sq - mu_sq, zero);
     let cov = e12 - mu12;
-    let con_den = var1 + var2 + F::cast_from(c2);
+    let con_den = var_sum + F::cast_from(c2);
     let con_num = two * cov + F::cast_from(c2);
     let mut terms = SsimTerms::<F> {
         value: zero,
@@ -87,7 +84,7 @@ pub fn ssim_terms<F: Float>(
         terms.d_mu1 = scale * (mu1 * value - mu2);
         terms.d_mu2 = scale * (mu2 * value - mu1);
     } else {
-        let ssim = ssim_and_derivatives::<F>(mu1, mu2, mu1_sq + mu2_sq, mu12, con_den, con_num, c1);
+        let ssim = ssim_and_derivatives::<F>(mu1, mu2, mu_sq, mu12, con_den, con_num, c1);
         terms.value = ssim.value;
         terms.d_var = ssim.d_var;
         terms.d_cov = ssim.d_cov;

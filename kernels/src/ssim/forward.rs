@@ -12,7 +12,7 @@ use super::pairs::{PairValues, write_pair};
 use super::reduce::write_tile_sum;
 use super::ring::blur_ring;
 use super::walk::{OutputPixel, WalkPixel, output_pixel, pair_item, rounds, walk_pixel};
-use super::{COVARIANCE_SLOT, SIGMA_SQ_SLOT, tile_columns};
+use super::{COVARIANCE_SLOT, MOMENTS, SIGMA_SQ_SLOT, tile_columns};
 
 /// Computes SSIM over one output tile (see the module docs for the layout). `sources` holds
 /// the images, the mask, the scalars `args` and the `strides`:
@@ -39,8 +39,8 @@ use super::{COVARIANCE_SLOT, SIGMA_SQ_SLOT, tile_columns};
 ///   outside the map region and where the SSIM value was clamped. Under a window mask each is divided by the pixel's blurred mask, which is
 ///   what the backward's blur needs. Unused (may be one element) for inference.
 /// - With [`ForwardOutput::Moments`], the kernel is the in-slice stage of 3D SSIM instead: it
-///   writes the five XY-blurred statistics μ₁, μ₂, E\[x²\], E\[y²\], E\[xy\] of every
-///   pixel as a `[5, planes·height·width]` stack into `partials` (`P = F`), and nothing else
+///   writes the [`MOMENTS`] XY-blurred statistics μ₁, μ₂, E\[x² + y²\], E\[xy\] of every
+///   pixel as a `[MOMENTS, planes·height·width]` stack into `partials` (`P = F`), and nothing else
 ///   (`term`, `l1` and `targets` are ignored, `tile_sums` is untouched; `window_mask` must be
 ///   off).
 ///
@@ -275,7 +275,7 @@ fn fetch_pixel<F: Float, I1: Numeric, I2: Numeric>(
 }
 
 /// Puts the statistics' terms of the pixel in slot `at_slot` of `fetched` into ring slot
-/// `ring_slot`: x, y, x², y², xy, or under a window mask m, m·x, m·y, m·x², m·y², m·xy.
+/// `ring_slot`: x, y, x² + y², xy, or under a window mask m, m·x, m·y, m·(x² + y²), m·xy.
 #[cube]
 fn push_values<F: Float, I1: Numeric, I2: Numeric>(
     fetched: &Fetched<F, I1, I2>,
@@ -294,15 +294,13 @@ fn push_values<F: Float, I1: Numeric, I2: Numeric>(
         ring[base] = m;
         ring[base + 1] = ma;
         ring[base + 2] = mb;
-        ring[base + 3] = ma * a;
-        ring[base + 4] = mb * b;
-        ring[base + 5] = ma * b;
+        ring[base + 3] = ma * a + mb * b;
+        ring[base + 4] = ma * b;
     } else {
         ring[base] = a;
         ring[base + 1] = b;
-        ring[base + 2] = a * a;
-        ring[base + 3] = b * b;
-        ring[base + 4] = a * b;
+        ring[base + 2] = a * a + b * b;
+        ring[base + 3] = a * b;
     }
 }
 
@@ -356,13 +354,13 @@ fn finish_pixel<F: Float, I1: Numeric, I2: Numeric>(
     let width = args.width;
     let crop = args.crop;
     // Where μ₁ sits among the blurred statistics: after the blurred mask under a window mask.
-    let mu = comptime![first + config.stats() - 5];
+    let mu = comptime![first + config.stats() - MOMENTS];
     let partial = comptime![out + config.map_writes()];
     let in_image = x < width && y < height;
     let mut sum = F::new(0.0);
     if comptime![config.output == ForwardOutput::Moments] {
         #[unroll]
-        for s in 0..5 {
+        for s in 0..MOMENTS {
             outs[partial + s] = blurred[mu + s];
         }
     } else {
@@ -382,9 +380,8 @@ fn finish_pixel<F: Float, I1: Numeric, I2: Numeric>(
         let moments = LocalMoments::<F> {
             mu1: blurred[mu] * inv_weight,
             mu2: blurred[mu + 1] * inv_weight,
-            e11: blurred[mu + 2] * inv_weight,
-            e22: blurred[mu + 3] * inv_weight,
-            e12: blurred[mu + 4] * inv_weight,
+            e_sq: blurred[mu + 2] * inv_weight,
+            e12: blurred[mu + 3] * inv_weight,
         };
         let terms = ssim_terms::<F>(moments, args.c1, args.c2, comptime![config.term]);
         // |img1 − img2| at the pixel, read again where the map needs it (a reduced L1 term is

@@ -220,6 +220,10 @@ pub const C1: f32 = 1e-4;
 /// SSIM's contrast constant, (0.03 · L)² for data range L = 1.
 pub const C2: f32 = 9e-4;
 
+/// Blurred statistics SSIM needs at a pixel: μ₁, μ₂, E\[x² + y²\] and E\[xy\] (the variances
+/// enter only as their sum). 3D's in-slice stage stores these, in this order.
+pub const MOMENTS: usize = 4;
+
 /// Partial-map slot of ∂S/∂σ₁² (equal to ∂S/∂σ₂²).
 pub const SIGMA_SQ_SLOT: usize = 0;
 /// Partial-map slot of ∂S/∂σ₁₂.

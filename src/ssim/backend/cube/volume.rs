@@ -6,7 +6,7 @@ use burn_cubecl::{kernel::into_contiguous, tensor::CubeTensor};
 use burn_sad_kernels::ssim::{
     BackwardArgsLaunch, BackwardOutput, BackwardSourcesLaunch, COLUMNS, DepthArgsLaunch,
     DepthBackwardSourcesLaunch, ForwardArgsLaunch, ForwardOutput, ForwardSourcesLaunch,
-    GradTargets, ssim_backward_kernel, ssim_forward_kernel, ssim3d_depth_backward_kernel,
+    GradTargets, MOMENTS, ssim_backward_kernel, ssim_forward_kernel, ssim3d_depth_backward_kernel,
     ssim3d_depth_forward_kernel,
 };
 use cubecl::{CubeCount, CubeDim, ir::ElemType};
@@ -77,7 +77,7 @@ impl DepthGeometry {
     }
 }
 
-/// 3D forward: the 2D forward kernel blurs the five statistics of every slice in XY, then the
+/// 3D forward: the 2D forward kernel blurs the [`MOMENTS`] statistics of every slice in XY, then the
 /// depth kernel blurs them along Z and evaluates SSIM.
 pub(super) fn forward_volume(
     img1: CubeTensor,
@@ -99,7 +99,7 @@ pub(super) fn forward_volume(
         ForwardOutput::Moments,
     );
     let slices = Geometry::of(&img1, kernel.layout, config.radius);
-    let moments = empty_f32(&img1, stacked_shape(5, &shape));
+    let moments = empty_f32(&img1, stacked_shape(MOMENTS, &shape));
     let unused = empty_f32(&img1, Shape::new([1]));
     launch_kernel!(ssim_forward_kernel(
         &img1.client,
