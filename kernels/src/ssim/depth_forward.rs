@@ -14,7 +14,7 @@ use super::{COVARIANCE_SLOT, MOMENTS, SIGMA_SQ_SLOT};
 /// `layout.depth_chunk` slices of one volume.
 ///
 /// - `moments`: the `[MOMENTS, volumes·depth·height·width]` stack of XY-blurred statistics
-///   (the 2D forward kernel's [`ForwardOutput::Moments`](super::ForwardOutput::Moments) over all
+///   (the 2D forward kernel's [`ForwardOutput::Moments`](crate::ssim::ForwardOutput::Moments) over all
 ///   slices).
 /// - `tile_sums[cube]`: `args.ssim_scale` times the sum of the `config.term` map over the
 ///   block's voxels inside the map region (the whole volume, or its `args.crop`-voxel interior
