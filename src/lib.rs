@@ -91,31 +91,21 @@
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-#[cfg(feature = "cube")]
-mod capabilities;
-pub mod device;
-mod fusion_op;
 pub mod image;
-pub mod kernel_cache;
-mod kernel_families;
 #[cfg(feature = "kernel-report")]
 #[cfg_attr(docsrs, doc(cfg(feature = "kernel-report")))]
 pub mod kernel_report;
-#[cfg(feature = "cube")]
-mod launch;
+mod runtime;
 pub mod sad;
-#[cfg(any(feature = "vulkan", test))]
-mod spirv_words;
 pub mod ssim;
 #[cfg(feature = "wgpu")]
 pub mod viewer;
-#[cfg(feature = "vulkan")]
-mod vulkan_check;
+
+pub use runtime::{device, kernel_cache};
 
 #[cfg(feature = "cube")]
-pub use launch::CHECKED_KERNELS_ENV;
+pub use runtime::launch::CHECKED_KERNELS_ENV;
 
-/// The README's Rust examples, compiled as doctests so that they stay true.
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 struct ReadmeExamples;

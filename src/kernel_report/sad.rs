@@ -11,7 +11,7 @@ use burn_sad_kernels::sad::{
 use cubecl::CubeDim;
 
 use super::{CudaKernel, F32, KernelReportError, LoopTrips, OfflineCuda, Work, tensor};
-use crate::capabilities::Capabilities;
+use crate::runtime::capabilities::Capabilities;
 use crate::sad::BackwardStrategy;
 use crate::sad::backend::cube::{plane_sums_for, record_vector_size, table_sums_for};
 

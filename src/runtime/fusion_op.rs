@@ -88,11 +88,11 @@ where
 macro_rules! queue {
     ($id:expr; floats [$($float:ident),*], ints [$($int:ident),*]
         => [$($float_out:expr),*], [$($int_out:expr),*]; $call:expr) => {
-        $crate::fusion_op::register_op::<B, _, _, _, _>(
+        $crate::runtime::fusion_op::register_op::<B, _, _, _, _>(
             $id,
-            $crate::fusion_op::Mixed { floats: [$($float),*], ints: [$($int),*] },
-            $crate::fusion_op::Mixed { floats: [$($float_out),*], ints: [$($int_out),*] },
-            move |$crate::fusion_op::Mixed { floats: [$($float),*], ints: [$($int),*] }| $call,
+            $crate::runtime::fusion_op::Mixed { floats: [$($float),*], ints: [$($int),*] },
+            $crate::runtime::fusion_op::Mixed { floats: [$($float_out),*], ints: [$($int_out),*] },
+            move |$crate::runtime::fusion_op::Mixed { floats: [$($float),*], ints: [$($int),*] }| $call,
         )
     };
 }

@@ -41,8 +41,8 @@ pub(crate) fn switch(cell: &'static OnceLock<Option<bool>>, name: &str) -> Optio
 macro_rules! launch_kernel {
     ($kernel:ident $(::<$($generic:ty),+>)? ($client:expr, $($arg:expr),+ $(,)?)) => {{
         let client = $client;
-        $crate::launch::expect_runnable(client);
-        if $crate::launch::bounds_checked() {
+        $crate::runtime::launch::expect_runnable(client);
+        if $crate::runtime::launch::bounds_checked() {
             $kernel::launch$(::<$($generic),+>)?(client, $($arg),+)
         } else {
             // SAFETY: the kernel keeps its indices inside the buffers whose shapes the caller
@@ -57,7 +57,7 @@ macro_rules! launch_kernel {
 #[track_caller]
 pub(crate) fn expect_runnable(client: &cubecl::client::Client) {
     #[cfg(feature = "vulkan")]
-    if let Some(problem) = crate::vulkan_check::shared_memory_problem(client) {
+    if let Some(problem) = crate::runtime::vulkan_check::shared_memory_problem(client) {
         panic!("{problem}");
     }
     let _ = client;

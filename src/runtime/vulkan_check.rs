@@ -21,7 +21,7 @@ use cubecl::wgpu::vulkan::VkSpirvCompiler;
 use cubecl::wgpu::wgpu;
 use cubecl::{Compiler, WgpuCompilationOptions};
 
-use crate::spirv_words::workgroup_variables_are_pointers;
+use crate::runtime::spirv_words::workgroup_variables_are_pointers;
 
 /// The extension whose absence the 0.11.3 compiler mishandles.
 const EXPLICIT_LAYOUT: &std::ffi::CStr = c"VK_KHR_workgroup_memory_explicit_layout";
@@ -64,7 +64,7 @@ pub(crate) fn shared_memory_problem(client: &Client) -> Option<String> {
 /// WGSL, on an adapter the SPIR-V compiler does not take, is not.
 fn compiled_by_spirv(properties: &DeviceProperties) -> bool {
     properties.identity.fingerprint.starts_with("spirv_")
-        && crate::capabilities::Capabilities::compiles_natively(properties)
+        && crate::runtime::capabilities::Capabilities::compiles_natively(properties)
 }
 
 /// Whether the linked SPIR-V compiler declares a workgroup variable as a pointer to its array

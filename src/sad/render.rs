@@ -63,7 +63,7 @@ pub fn try_render_with(
             &[KernelFamily::SadRender]
         };
         crate::device::families_support(&sites.device(), families)
-            .map_err(SadError::UnsupportedDevice)?;
+            .map_err(|problem| SadError::UnsupportedDevice(problem.to_string()))?;
         if !strategy.supported(&sites.device()) {
             return Err(SadError::UnsupportedStrategy(strategy));
         }

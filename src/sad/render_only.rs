@@ -238,7 +238,7 @@ impl Prepared {
             return Err(SadError::BadCapacity(capacity));
         }
         crate::device::family_support(device, crate::device::KernelFamily::SadRender)
-            .map_err(SadError::UnsupportedDevice)?;
+            .map_err(|problem| SadError::UnsupportedDevice(problem.to_string()))?;
         Ok(Self {
             sites: table.to_tensor(capacity, device),
             view,

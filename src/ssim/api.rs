@@ -599,12 +599,13 @@ pub(crate) fn validate<const D: usize>(
         });
     }
     crate::device::family_support(&device1, crate::device::KernelFamily::Ssim)
-        .map_err(SsimError::UnsupportedDevice)?;
+        .map_err(|problem| SsimError::UnsupportedDevice(problem.to_string()))?;
     if options.memory == SsimMemory::StoreHalf {
         if options.constants.k2 < MIN_HALF_K2 {
             return Err(SsimError::HalfMapsOverflow(options.constants.k2));
         }
-        crate::device::half_storage_support(&device1).map_err(SsimError::UnsupportedDevice)?;
+        crate::device::half_storage_support(&device1)
+            .map_err(|problem| SsimError::UnsupportedDevice(problem.to_string()))?;
     }
     let (dtype1, dtype2) = (img1.dtype(), img2.dtype);
     if !matches!(dtype1, DType::F32 | DType::F16 | DType::BF16) {

@@ -67,7 +67,10 @@ pub(super) fn scalar(name: &'static str, kind: &'static str) -> KernelArg {
 /// Properties of a device the WGSL is not compiled for: the kernels' expansion reads none of
 /// them, and the WGSL compiler takes no device.
 pub(super) fn offline_properties() -> Arc<DeviceProperties> {
-    Arc::new(crate::capabilities::offline_properties((32, 32), VECTOR))
+    Arc::new(crate::runtime::capabilities::offline_properties(
+        (32, 32),
+        VECTOR,
+    ))
 }
 
 /// What every kernel's constructor takes first.
@@ -84,7 +87,7 @@ impl Common {
     }
 }
 
-pub(super) use crate::launch::{F32_ELEM as F32, tensor_compilation_arg as t};
+pub(super) use crate::runtime::launch::{F32_ELEM as F32, tensor_compilation_arg as t};
 
 pub(super) fn compile(
     name: &'static str,

@@ -10,7 +10,7 @@ use burn_fusion::{Fusion, FusionBackend};
 
 use super::fusion::{ids_shape, int};
 use super::{PassConfig, RenderGeometry, SiteRecordKind};
-use crate::fusion_op::{Lazy, queue};
+use crate::runtime::fusion_op::{Lazy, queue};
 use crate::sad::ViewTransform;
 
 /// The candidate-list kernels: initial lists, the jump flood, site records and propagation passes.

@@ -1,12 +1,13 @@
 //! The render on `Fusion<B>`, queued on the fusion stream like the SSIM ops (see
-//! `crate::fusion_op`), and the output shapes the kernel families' Fusion implementations share.
+//! `crate::runtime::fusion_op`), and the output shapes the kernel families' Fusion
+//! implementations share.
 
 use burn::tensor::{DType, Shape};
 use burn_fusion::{Fusion, FusionBackend};
 use burn_sad_kernels::sad::{ADAM_STATE, K};
 
 use super::{RenderGeometry, SadBackend};
-use crate::fusion_op::{Lazy, Mixed, float, queue};
+use crate::runtime::fusion_op::{Lazy, Mixed, float, queue};
 use crate::sad::BackwardStrategy;
 
 /// One int output.

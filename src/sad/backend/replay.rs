@@ -10,7 +10,7 @@ use burn_sad_kernels::sad::AdamStep;
 
 use super::RenderGeometry;
 use super::fusion::{copied_state, stepped_and_lists};
-use crate::fusion_op::{Lazy, queue};
+use crate::runtime::fusion_op::{Lazy, queue};
 use crate::sad::BackwardStrategy;
 
 /// The kernels of a replayed iteration: the step in place and the state's copy. Nothing

@@ -12,7 +12,7 @@ use burn_sad_kernels::sad::{AdamStep, BackwardOutputs, K, StatisticsKind};
 
 use super::RenderGeometry;
 use super::fusion::{stepped_and_lists, stepped_shapes};
-use crate::fusion_op::{Lazy, float, floats, queue};
+use crate::runtime::fusion_op::{Lazy, float, floats, queue};
 use crate::sad::BackwardStrategy;
 
 /// The training kernels: the squared error's gradients, the densify statistics, the τ diffusion,

@@ -12,7 +12,7 @@ use burn_sad_kernels::sad::ViewColours;
 
 use super::RenderGeometry;
 use super::fusion::int;
-use crate::fusion_op::{Lazy, float, queue};
+use crate::runtime::fusion_op::{Lazy, float, queue};
 
 /// The render-only kernels: the render of site records, the winners, the views' colours and
 /// dots. Nothing differentiates them (see [`SadKernels`](super::SadKernels)).

@@ -9,7 +9,7 @@ use burn_fusion::{Fusion, FusionBackend, FusionRuntime, FusionTensor};
 use burn_sad_kernels::ssim::GradTargets;
 
 use super::{SsimBackend, SsimKernelConfig, stacked_shape};
-use crate::fusion_op::{Lazy, float, floats, queue};
+use crate::runtime::fusion_op::{Lazy, float, floats, queue};
 
 impl<B: FusionBackend + SsimBackend> SsimBackend for Fusion<B> {
     fn ssim_value(img1: Lazy<B>, img2: Lazy<B>, config: SsimKernelConfig) -> Lazy<B> {

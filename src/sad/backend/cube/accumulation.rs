@@ -5,7 +5,7 @@
 use burn_cubecl::tensor::CubeTensor;
 use burn_sad_kernels::sad::{PlaneSums, TableSums};
 
-use crate::capabilities::Capabilities;
+use crate::runtime::capabilities::Capabilities;
 use crate::sad::BackwardStrategy;
 
 /// The form of the tile hash's sums (see [`TableSums`]) for sums whose scale is known to suit
@@ -113,8 +113,8 @@ mod tests {
     use burn_sad_kernels::sad::{PlaneSums, TableSums};
 
     use super::{plane_sums_for, table_sums_for};
-    use crate::capabilities::Capabilities;
-    use crate::capabilities::tests::properties;
+    use crate::runtime::capabilities::Capabilities;
+    use crate::runtime::capabilities::tests::properties;
     use crate::sad::BackwardStrategy;
 
     #[test]

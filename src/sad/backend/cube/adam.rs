@@ -11,7 +11,7 @@ use cubecl::{CubeCount, CubeDim};
 use super::clock::Clock;
 use super::train::{diffuse, tau_neighbours};
 use super::{capacity, empty_f32, empty_i32};
-use crate::launch::{expect_dims, expect_len_at_least, expect_rows_of, launch_kernel};
+use crate::runtime::launch::{expect_dims, expect_len_at_least, expect_rows_of, launch_kernel};
 use crate::sad::RenderGeometry;
 
 pub(super) fn adam_step(

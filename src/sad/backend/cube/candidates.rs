@@ -14,7 +14,7 @@ use super::{
     capacity, cell_grid, empty_i32, empty_ids, expect_sites_and_lists, ids, pixel_grid, site_grid,
     unfilled_ids,
 };
-use crate::launch::{
+use crate::runtime::launch::{
     empty_contiguous, expect_dims, expect_len_at_least, expect_rows_of, launch_kernel,
 };
 use crate::sad::{PassConfig, RenderGeometry, SiteRecordKind, ViewTransform};

@@ -5,7 +5,7 @@ use burn::backend::TensorMetadata;
 use burn_cubecl::tensor::CubeTensor;
 use burn_sad_kernels::sad::CLOCK_COLUMNS;
 
-use crate::launch::{expect_contiguous, expect_len_at_least};
+use crate::runtime::launch::{expect_contiguous, expect_len_at_least};
 
 /// The step clock of a replayed iteration (see `burn_sad_kernels::sad::clock_value`): the
 /// `[rows, CLOCK_COLUMNS]` f32 table and the u32 tick naming the row of this iteration.

@@ -34,7 +34,7 @@ use clock::Clock;
 use render::{backward, render_records};
 
 use super::{SadCandidateKernels, SadReplayKernels, SadTrainingKernels, SadViewKernels};
-use crate::launch::{empty_contiguous, empty_f32, expect_dims, expect_rows_of};
+use crate::runtime::launch::{empty_contiguous, empty_f32, expect_dims, expect_rows_of};
 use crate::sad::{
     BackwardStrategy, PassConfig, RenderGeometry, SadBackend, SiteRecordKind, ViewTransform,
 };

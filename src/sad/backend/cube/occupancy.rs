@@ -28,7 +28,7 @@ const MANY_WAVES: u32 = 8;
 /// kernel cache keeps kernels of different hints apart): `sad fit` fits one image a process.
 pub(super) fn backward_cubes_per_sm(tensor: &CubeTensor, grid_cubes: u32) -> u32 {
     #[cfg(feature = "cuda-hints")]
-    if crate::capabilities::Capabilities::of(tensor).nvptx {
+    if crate::runtime::capabilities::Capabilities::of(tensor).nvptx {
         use std::sync::OnceLock;
         static CUBES: OnceLock<u32> = OnceLock::new();
         return *CUBES.get_or_init(|| {

@@ -11,7 +11,7 @@ use super::{
     candidates, empty_f32, empty_i32, expect_sites_and_lists, full_plane_masks, ids, image_grid,
     image_grid_cubes, occupancy, pixel_grid, plane_sums, table_sums,
 };
-use crate::launch::{expect_dims, launch_kernel};
+use crate::runtime::launch::{expect_dims, launch_kernel};
 use crate::sad::{BackwardStrategy, RenderGeometry};
 
 /// The render kernel over full site `records` (`[capacity, RECORD_WORDS]`, contiguous) and

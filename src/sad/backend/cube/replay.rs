@@ -14,7 +14,7 @@ use super::adam::launch_adam;
 use super::clock::Clock;
 use super::train::{diffuse, tau_neighbours};
 use super::{backward, capacity, expect_sites_and_lists, ids, site_grid};
-use crate::launch::{expect_contiguous, expect_dims, launch_kernel};
+use crate::runtime::launch::{expect_contiguous, expect_dims, launch_kernel};
 use crate::sad::{BackwardStrategy, RenderGeometry};
 
 /// One iteration of the summed squared error in place (see `SadReplayKernels::sad_step_in_place`):

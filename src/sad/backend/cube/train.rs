@@ -15,7 +15,7 @@ use super::{
     capacity, empty_f32, empty_i32, expect_sites_and_lists, ids, image_grid, pixel_grid, site_grid,
     table_sums,
 };
-use crate::launch::{expect_dims, launch_kernel};
+use crate::runtime::launch::{expect_dims, launch_kernel};
 use crate::sad::RenderGeometry;
 
 pub(super) fn site_statistics(

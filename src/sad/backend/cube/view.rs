@@ -10,7 +10,7 @@ use burn_sad_kernels::sad::{
 use cubecl::{CubeCount, CubeDim};
 
 use super::{capacity, empty_f32, site_grid};
-use crate::launch::{expect_dims, expect_rows_of, launch_kernel};
+use crate::runtime::launch::{expect_dims, expect_rows_of, launch_kernel};
 
 /// The colours of `colours` from `winners` (`[height, width]` i32) and `sites` (`[capacity,
 /// 10]`): `[3, height, width]` f32, every pixel written.

@@ -73,7 +73,7 @@ impl Trainer {
             device,
             &[KernelFamily::SadRender, KernelFamily::SadTraining],
         )
-        .map_err(FitError::UnsupportedDevice)?;
+        .map_err(|problem| FitError::UnsupportedDevice(problem.to_string()))?;
         if !options.backward.supported(device) {
             return Err(FitError::Config(options.backward.unsupported_reason()));
         }

@@ -14,7 +14,7 @@ use cubecl::{CubeCount, CubeDim};
 pub(crate) mod variant;
 mod volume;
 
-use crate::launch::{empty_contiguous, empty_f32, expect_dims, launch_kernel};
+use crate::runtime::launch::{empty_contiguous, empty_f32, expect_dims, launch_kernel};
 use crate::ssim::backend::{KernelReduction, SsimBackend, SsimKernelConfig, stacked_shape};
 use variant::{KernelInputs, backward_config, forward_config, walk_cube_dim};
 use volume::{backward_volume, forward_volume};

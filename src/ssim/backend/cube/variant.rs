@@ -65,7 +65,8 @@ pub(crate) fn strip_layout(
 /// plane shuffles where the device has plane operations of one plane width, else directly.
 pub(crate) fn pair_writes(properties: &DeviceProperties) -> PairWrites {
     // Only the plane facts are read here, which do not depend on the device being a CUDA one.
-    let capabilities = crate::capabilities::Capabilities::from_properties(properties, false);
+    let capabilities =
+        crate::runtime::capabilities::Capabilities::from_properties(properties, false);
     if capabilities.plane_ops && capabilities.plane_width.is_some() {
         PairWrites::Shuffled
     } else {

@@ -19,7 +19,7 @@ use super::{
     Geometry, InputPlanes, backward_types, encoding, forward_types, grad_dtype, map_upstream,
     reduce_tile_sums,
 };
-use crate::launch::{empty_contiguous, empty_f32, expect_dims, launch_kernel};
+use crate::runtime::launch::{empty_contiguous, empty_f32, expect_dims, launch_kernel};
 use crate::ssim::SsimConstants;
 use crate::ssim::backend::{KernelReduction, SsimKernelConfig, stacked_shape};
 
