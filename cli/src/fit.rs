@@ -60,7 +60,7 @@ pub fn fit_command(args: FitArgs, device: &Device, description: &str) -> Result<
 pub fn fit_on_devices(args: FitArgs, list: &str) -> Result<()> {
     let options = checked_options(&args)?;
     let devices = select_devices(list).map_err(anyhow::Error::msg)?;
-    crate::clock::mark_device_ready();
+    crate::startup::mark_device_ready();
     crate::fit_many::fit_many_command(&args, options, devices)
 }
 
@@ -211,8 +211,8 @@ fn fit_one_command(
     println!("Kernel warm-up: {warm_up:.2} s (compilation, or loading from the kernel cache)");
     println!(
         "Start-up: {:.2} s from process start to the loop (device {:.2} s, kernel warm-up {warm_up:.2} s)",
-        crate::clock::since_start(),
-        crate::clock::device_seconds()
+        crate::startup::since_start(),
+        crate::startup::device_seconds()
     );
     if args.profile {
         trainer.profile();
@@ -251,7 +251,7 @@ fn fit_one_command(
     let sites_bytes = format.to_bytes(&result.sites)?;
     write_all_atomically(&[(&png, &png_bytes), (&sites, &sites_bytes)])
         .with_context(|| format!("writing the outputs to {}", args.out_dir.display()))?;
-    let wall = crate::clock::since_start();
+    let wall = crate::startup::since_start();
     println!("Saved: {}", png.display());
     println!("Saved: {}", sites.display());
     println!(

@@ -1,7 +1,6 @@
 //! `sad`: the burn-sad command line, one module per subcommand.
 
 mod checks;
-mod clock;
 mod convert;
 mod fit;
 mod fit_args;
@@ -10,6 +9,7 @@ mod fit_many;
 mod render;
 mod results;
 mod ssim;
+mod startup;
 mod view;
 #[cfg(feature = "wgpu")]
 mod viewer_server;
@@ -66,7 +66,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    clock::mark_start();
+    startup::mark_start();
     // Parsed first: a usage error exits from inside clap, before anything is made to clean up.
     let cli = Cli::parse();
     let runtime_dir = private_runtime_dir();
@@ -152,6 +152,6 @@ fn on_device(
         None => DeviceChoice::from_env().map_err(anyhow::Error::msg)?,
     };
     let (device, description) = select_device_for(choice, families).map_err(anyhow::Error::msg)?;
-    clock::mark_device_ready();
+    startup::mark_device_ready();
     work(&device, &description)
 }

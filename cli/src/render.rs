@@ -205,7 +205,7 @@ fn render(
     };
     let progress: Option<&mut dyn FnMut(u32, u32)> =
         if bar.is_some() { Some(&mut tick) } else { None };
-    let loaded = crate::clock::since_start();
+    let loaded = crate::startup::since_start();
     let rendered = render_sites_with_progress(&table, options, device, progress)?;
     if let Some(bar) = &bar {
         bar.finish_and_clear();
@@ -217,7 +217,7 @@ fn render(
     println!(
         "Start-up: {:.2} s from process start to the timed build (device {:.2} s, kernel warm-up included)",
         loaded + rendered.warm_up_ms / 1e3,
-        crate::clock::device_seconds()
+        crate::startup::device_seconds()
     );
     println!(
         "Candidate build: {:.3} ms | Render: {:.3} ms",

@@ -12,13 +12,13 @@ use burn_ir::{CustomOpIr, HandleContainer, OperationIr, TensorIr};
 
 /// A tensor of the fusion backend over the inner backend `B`, as its extension methods take and
 /// return them.
-pub(crate) type Lazy<B> = FusionTensor<<B as FusionBackend>::FusionRuntime>;
+pub(crate) type FusionTensorOf<B> = FusionTensor<<B as FusionBackend>::FusionRuntime>;
 
 type Handles<B> =
     HandleContainer<<<B as FusionBackend>::FusionRuntime as FusionRuntime>::FusionHandle>;
 
 /// Float and int tensors of one side (inputs or outputs) of a custom op.
-pub(crate) struct Mixed<F, I, const NF: usize, const NI: usize> {
+pub(crate) struct OpTensors<F, I, const NF: usize, const NI: usize> {
     pub floats: [F; NF],
     pub ints: [I; NI],
 }
@@ -30,15 +30,15 @@ pub(crate) struct Mixed<F, I, const NF: usize, const NI: usize> {
 #[allow(clippy::type_complexity)]
 pub(crate) fn register_op<B, const NF: usize, const NI: usize, const OF: usize, const OI: usize>(
     id: String,
-    inputs: Mixed<FusionTensor<B::FusionRuntime>, FusionTensor<B::FusionRuntime>, NF, NI>,
-    outputs: Mixed<(Shape, DType), (Shape, DType), OF, OI>,
+    inputs: OpTensors<FusionTensor<B::FusionRuntime>, FusionTensor<B::FusionRuntime>, NF, NI>,
+    outputs: OpTensors<(Shape, DType), (Shape, DType), OF, OI>,
     run: impl Fn(
-        Mixed<B::FloatTensorPrimitive, B::IntTensorPrimitive, NF, NI>,
-    ) -> Mixed<B::FloatTensorPrimitive, B::IntTensorPrimitive, OF, OI>
+        OpTensors<B::FloatTensorPrimitive, B::IntTensorPrimitive, NF, NI>,
+    ) -> OpTensors<B::FloatTensorPrimitive, B::IntTensorPrimitive, OF, OI>
     + Send
     + Sync
     + 'static,
-) -> Mixed<FusionTensor<B::FusionRuntime>, FusionTensor<B::FusionRuntime>, OF, OI>
+) -> OpTensors<FusionTensor<B::FusionRuntime>, FusionTensor<B::FusionRuntime>, OF, OI>
 where
     B: FusionBackend,
 {
@@ -58,7 +58,7 @@ where
         scalars: Vec::new(),
     };
     let op = OperationFn(move |handles: &mut Handles<B>| {
-        let results = run(Mixed {
+        let results = run(OpTensors {
             floats: float_irs
                 .each_ref()
                 .map(|ir| handles.get_float_tensor::<B>(ir)),
@@ -77,38 +77,38 @@ where
         .into_iter();
     let floats = std::array::from_fn(|_| tensors.next().expect("one tensor per float output"));
     let ints = std::array::from_fn(|_| tensors.next().expect("one tensor per int output"));
-    Mixed { floats, ints }
+    OpTensors { floats, ints }
 }
 
 /// Queues one op of the inner backend `B` on the fusion stream, stated once:
 /// `queue!(ID; floats [inputs], ints [inputs] => [float outputs], [int outputs]; CALL)`, where the
 /// outputs are `(Shape, DType)` pairs, `ID` (a `format!` string) names the op and every parameter
 /// that changes what it computes, and `CALL` (over the input names, now the inner backend's
-/// tensors) returns the outputs as a [`Mixed`].
+/// tensors) returns the outputs as a [`OpTensors`].
 macro_rules! queue {
     ($id:expr; floats [$($float:ident),*], ints [$($int:ident),*]
         => [$($float_out:expr),*], [$($int_out:expr),*]; $call:expr) => {
         $crate::runtime::fusion_op::register_op::<B, _, _, _, _>(
             $id,
-            $crate::runtime::fusion_op::Mixed { floats: [$($float),*], ints: [$($int),*] },
-            $crate::runtime::fusion_op::Mixed { floats: [$($float_out),*], ints: [$($int_out),*] },
-            move |$crate::runtime::fusion_op::Mixed { floats: [$($float),*], ints: [$($int),*] }| $call,
+            $crate::runtime::fusion_op::OpTensors { floats: [$($float),*], ints: [$($int),*] },
+            $crate::runtime::fusion_op::OpTensors { floats: [$($float_out),*], ints: [$($int_out),*] },
+            move |$crate::runtime::fusion_op::OpTensors { floats: [$($float),*], ints: [$($int),*] }| $call,
         )
     };
 }
 pub(crate) use queue;
 
 /// One float output.
-pub(crate) fn float<F, I>(tensor: F) -> Mixed<F, I, 1, 0> {
-    Mixed {
+pub(crate) fn float<F, I>(tensor: F) -> OpTensors<F, I, 1, 0> {
+    OpTensors {
         floats: [tensor],
         ints: [],
     }
 }
 
 /// Two float outputs.
-pub(crate) fn floats<F, I>((first, second): (F, F)) -> Mixed<F, I, 2, 0> {
-    Mixed {
+pub(crate) fn floats<F, I>((first, second): (F, F)) -> OpTensors<F, I, 2, 0> {
+    OpTensors {
         floats: [first, second],
         ints: [],
     }

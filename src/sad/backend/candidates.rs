@@ -10,7 +10,7 @@ use burn_fusion::{Fusion, FusionBackend};
 
 use super::fusion::{ids_shape, int};
 use super::{PassConfig, RenderGeometry, SiteRecordKind};
-use crate::runtime::fusion_op::{Lazy, queue};
+use crate::runtime::fusion_op::{FusionTensorOf, queue};
 use crate::sad::ViewTransform;
 
 /// The candidate-list kernels: initial lists, the jump flood, site records and propagation passes.
@@ -48,7 +48,11 @@ pub trait SadCandidateKernels: Backend {
 }
 
 impl<B: FusionBackend + SadCandidateKernels> SadCandidateKernels for Fusion<B> {
-    fn sad_init_candidates(sites: Lazy<B>, geometry: RenderGeometry, seed: u32) -> Lazy<B> {
+    fn sad_init_candidates(
+        sites: FusionTensorOf<B>,
+        geometry: RenderGeometry,
+        seed: u32,
+    ) -> FusionTensorOf<B> {
         let [ids] = queue!(format!("burn_sad::sad_init_candidates::{geometry:?}::{seed}");
             floats [sites], ints [] => [], [ids_shape(geometry)];
             int(B::sad_init_candidates(sites, geometry, seed)))
@@ -56,7 +60,10 @@ impl<B: FusionBackend + SadCandidateKernels> SadCandidateKernels for Fusion<B> {
         ids
     }
 
-    fn sad_flood_candidates(records: Lazy<B>, geometry: RenderGeometry) -> Lazy<B> {
+    fn sad_flood_candidates(
+        records: FusionTensorOf<B>,
+        geometry: RenderGeometry,
+    ) -> FusionTensorOf<B> {
         let [ids] = queue!(format!("burn_sad::sad_flood_candidates::{geometry:?}");
             floats [], ints [records] => [], [ids_shape(geometry)];
             int(B::sad_flood_candidates(records, geometry)))
@@ -64,7 +71,11 @@ impl<B: FusionBackend + SadCandidateKernels> SadCandidateKernels for Fusion<B> {
         ids
     }
 
-    fn sad_pack_sites(sites: Lazy<B>, kind: SiteRecordKind, view: ViewTransform) -> Lazy<B> {
+    fn sad_pack_sites(
+        sites: FusionTensorOf<B>,
+        kind: SiteRecordKind,
+        view: ViewTransform,
+    ) -> FusionTensorOf<B> {
         let packed = (Shape::new([sites.shape[0], kind.words()]), DType::U32);
         let [packed] = queue!(format!("burn_sad::sad_pack_sites::{kind:?}::{view:?}");
             floats [sites], ints [] => [], [packed];
@@ -74,13 +85,13 @@ impl<B: FusionBackend + SadCandidateKernels> SadCandidateKernels for Fusion<B> {
     }
 
     fn sad_candidate_pass(
-        packed: Lazy<B>,
-        candidates: Lazy<B>,
-        hilbert_order: Lazy<B>,
-        hilbert_rank: Lazy<B>,
+        packed: FusionTensorOf<B>,
+        candidates: FusionTensorOf<B>,
+        hilbert_order: FusionTensorOf<B>,
+        hilbert_rank: FusionTensorOf<B>,
         geometry: RenderGeometry,
         pass: PassConfig,
-    ) -> Lazy<B> {
+    ) -> FusionTensorOf<B> {
         let [ids] = queue!(format!("burn_sad::sad_candidate_pass::{geometry:?}::{pass:?}");
         floats [], ints [packed, candidates, hilbert_order, hilbert_rank]
             => [], [ids_shape(geometry)];

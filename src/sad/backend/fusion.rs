@@ -7,20 +7,20 @@ use burn_fusion::{Fusion, FusionBackend};
 use burn_sad_kernels::sad::{ADAM_STATE, K};
 
 use super::{RenderGeometry, SadBackend};
-use crate::runtime::fusion_op::{Lazy, Mixed, float, queue};
+use crate::runtime::fusion_op::{FusionTensorOf, OpTensors, float, queue};
 use crate::sad::BackwardStrategy;
 
 /// One int output.
-pub(super) fn int<F, I>(tensor: I) -> Mixed<F, I, 0, 1> {
-    Mixed {
+pub(super) fn int<F, I>(tensor: I) -> OpTensors<F, I, 0, 1> {
+    OpTensors {
         floats: [],
         ints: [tensor],
     }
 }
 
 /// The stepped sites and state, and the diffusion's neighbour lists.
-pub(super) fn stepped_and_lists<F, I>((sites, state, lists): (F, F, I)) -> Mixed<F, I, 2, 1> {
-    Mixed {
+pub(super) fn stepped_and_lists<F, I>((sites, state, lists): (F, F, I)) -> OpTensors<F, I, 2, 1> {
+    OpTensors {
         floats: [sites, state],
         ints: [lists],
     }
@@ -29,8 +29,8 @@ pub(super) fn stepped_and_lists<F, I>((sites, state, lists): (F, F, I)) -> Mixed
 /// The copied sites and state, lists, candidates and tick.
 pub(super) fn copied_state<F, I>(
     (sites, state, lists, candidates, tick): (F, F, I, I, I),
-) -> Mixed<F, I, 2, 3> {
-    Mixed {
+) -> OpTensors<F, I, 2, 3> {
+    OpTensors {
         floats: [sites, state],
         ints: [lists, candidates, tick],
     }
@@ -42,8 +42,8 @@ pub(super) fn ids_shape(geometry: RenderGeometry) -> (Shape, DType) {
 
 /// The stepped sites and Adam state of `sites`' capacity.
 pub(super) fn stepped_shapes<B: FusionBackend>(
-    sites: &Lazy<B>,
-    state: &Lazy<B>,
+    sites: &FusionTensorOf<B>,
+    state: &FusionTensorOf<B>,
 ) -> [(Shape, DType); 2] {
     [
         (sites.shape.clone(), sites.dtype),
@@ -53,11 +53,11 @@ pub(super) fn stepped_shapes<B: FusionBackend>(
 
 impl<B: FusionBackend + SadBackend> SadBackend for Fusion<B> {
     fn sad_render(
-        sites: Lazy<B>,
-        candidates: Lazy<B>,
+        sites: FusionTensorOf<B>,
+        candidates: FusionTensorOf<B>,
         geometry: RenderGeometry,
         strategy: BackwardStrategy,
-    ) -> Lazy<B> {
+    ) -> FusionTensorOf<B> {
         let image = (
             Shape::new([3, geometry.height, geometry.width]),
             sites.dtype,
@@ -70,12 +70,12 @@ impl<B: FusionBackend + SadBackend> SadBackend for Fusion<B> {
     }
 
     fn sad_render_backward(
-        sites: Lazy<B>,
-        candidates: Lazy<B>,
-        grad_image: Lazy<B>,
+        sites: FusionTensorOf<B>,
+        candidates: FusionTensorOf<B>,
+        grad_image: FusionTensorOf<B>,
         geometry: RenderGeometry,
         strategy: BackwardStrategy,
-    ) -> Lazy<B> {
+    ) -> FusionTensorOf<B> {
         let grads = (sites.shape.clone(), sites.dtype);
         let [grads] = queue!(format!("burn_sad::sad_render_backward::{geometry:?}::{strategy}");
             floats [sites, grad_image], ints [candidates] => [grads], [];

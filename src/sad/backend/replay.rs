@@ -10,7 +10,7 @@ use burn_sad_kernels::sad::AdamStep;
 
 use super::RenderGeometry;
 use super::fusion::{copied_state, stepped_and_lists};
-use crate::runtime::fusion_op::{Lazy, queue};
+use crate::runtime::fusion_op::{FusionTensorOf, queue};
 use crate::sad::BackwardStrategy;
 
 /// The kernels of a replayed iteration: the step in place and the state's copy. Nothing
@@ -74,18 +74,18 @@ pub trait SadReplayKernels: Backend {
 
 impl<B: FusionBackend + SadReplayKernels> SadReplayKernels for Fusion<B> {
     fn sad_step_in_place(
-        sites: Lazy<B>,
-        state: Lazy<B>,
-        lists: Lazy<B>,
-        candidates: Lazy<B>,
-        target: Lazy<B>,
-        clock: Lazy<B>,
-        tick: Lazy<B>,
+        sites: FusionTensorOf<B>,
+        state: FusionTensorOf<B>,
+        lists: FusionTensorOf<B>,
+        candidates: FusionTensorOf<B>,
+        target: FusionTensorOf<B>,
+        clock: FusionTensorOf<B>,
+        tick: FusionTensorOf<B>,
         step: AdamStep,
         geometry: RenderGeometry,
         passes: u32,
         strategy: BackwardStrategy,
-    ) -> (Lazy<B>, Lazy<B>, Lazy<B>) {
+    ) -> (FusionTensorOf<B>, FusionTensorOf<B>, FusionTensorOf<B>) {
         let shapes = [&sites, &state, &lists].map(|t| (t.shape.clone(), t.dtype));
         let [stepped, moments, kept] = shapes;
         let out = queue!(
@@ -101,18 +101,24 @@ impl<B: FusionBackend + SadReplayKernels> SadReplayKernels for Fusion<B> {
     }
 
     fn sad_copy_state(
-        sites: Lazy<B>,
-        state: Lazy<B>,
-        lists: Lazy<B>,
-        candidates: Lazy<B>,
-        sites_into: Lazy<B>,
-        state_into: Lazy<B>,
-        lists_into: Lazy<B>,
-        candidates_into: Lazy<B>,
-        tick: Lazy<B>,
+        sites: FusionTensorOf<B>,
+        state: FusionTensorOf<B>,
+        lists: FusionTensorOf<B>,
+        candidates: FusionTensorOf<B>,
+        sites_into: FusionTensorOf<B>,
+        state_into: FusionTensorOf<B>,
+        lists_into: FusionTensorOf<B>,
+        candidates_into: FusionTensorOf<B>,
+        tick: FusionTensorOf<B>,
         iteration: Option<u32>,
-    ) -> (Lazy<B>, Lazy<B>, Lazy<B>, Lazy<B>, Lazy<B>) {
-        let shape = |t: &Lazy<B>| (t.shape.clone(), t.dtype);
+    ) -> (
+        FusionTensorOf<B>,
+        FusionTensorOf<B>,
+        FusionTensorOf<B>,
+        FusionTensorOf<B>,
+        FusionTensorOf<B>,
+    ) {
+        let shape = |t: &FusionTensorOf<B>| (t.shape.clone(), t.dtype);
         let [sites_out, state_out] = [&sites_into, &state_into].map(shape);
         let [lists_out, candidates_out, tick_out] =
             [&lists_into, &candidates_into, &tick].map(shape);

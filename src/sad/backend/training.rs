@@ -12,7 +12,7 @@ use burn_sad_kernels::sad::{AdamStep, BackwardOutputs, K, StatisticsKind};
 
 use super::RenderGeometry;
 use super::fusion::{stepped_and_lists, stepped_shapes};
-use crate::runtime::fusion_op::{Lazy, float, floats, queue};
+use crate::runtime::fusion_op::{FusionTensorOf, float, floats, queue};
 use crate::sad::BackwardStrategy;
 
 /// The training kernels: the squared error's gradients, the densify statistics, the τ diffusion,
@@ -102,13 +102,13 @@ pub trait SadTrainingKernels: Backend {
 
 impl<B: FusionBackend + SadTrainingKernels> SadTrainingKernels for Fusion<B> {
     fn sad_squared_error_gradients(
-        sites: Lazy<B>,
-        candidates: Lazy<B>,
-        target: Lazy<B>,
+        sites: FusionTensorOf<B>,
+        candidates: FusionTensorOf<B>,
+        target: FusionTensorOf<B>,
         geometry: RenderGeometry,
         removal: bool,
         strategy: BackwardStrategy,
-    ) -> Lazy<B> {
+    ) -> FusionTensorOf<B> {
         let outputs = BackwardOutputs {
             from_target: true,
             removal,
@@ -125,12 +125,12 @@ impl<B: FusionBackend + SadTrainingKernels> SadTrainingKernels for Fusion<B> {
     }
 
     fn sad_site_statistics(
-        sites: Lazy<B>,
-        candidates: Lazy<B>,
-        target: Lazy<B>,
+        sites: FusionTensorOf<B>,
+        candidates: FusionTensorOf<B>,
+        target: FusionTensorOf<B>,
         geometry: RenderGeometry,
         kind: StatisticsKind,
-    ) -> Lazy<B> {
+    ) -> FusionTensorOf<B> {
         let stats = (Shape::new([sites.shape[0], kind.channels()]), sites.dtype);
         let [stats] = queue!(format!("burn_sad::sad_site_statistics::{geometry:?}::{kind:?}");
             floats [sites, target], ints [candidates] => [stats], [];
@@ -140,13 +140,13 @@ impl<B: FusionBackend + SadTrainingKernels> SadTrainingKernels for Fusion<B> {
     }
 
     fn sad_tau_diffusion(
-        sites: Lazy<B>,
-        candidates: Lazy<B>,
-        raw: Lazy<B>,
+        sites: FusionTensorOf<B>,
+        candidates: FusionTensorOf<B>,
+        raw: FusionTensorOf<B>,
         geometry: RenderGeometry,
         lambda: f32,
         passes: u32,
-    ) -> Lazy<B> {
+    ) -> FusionTensorOf<B> {
         let out = (Shape::new([raw.shape[0]]), raw.dtype);
         let [out] = queue!(
             format!("burn_sad::sad_tau_diffusion::{geometry:?}::{lambda}::{passes}");
@@ -156,7 +156,12 @@ impl<B: FusionBackend + SadTrainingKernels> SadTrainingKernels for Fusion<B> {
         out
     }
 
-    fn sad_prune(sites: Lazy<B>, removal: Lazy<B>, count: usize, norm: f32) -> Lazy<B> {
+    fn sad_prune(
+        sites: FusionTensorOf<B>,
+        removal: FusionTensorOf<B>,
+        count: usize,
+        norm: f32,
+    ) -> FusionTensorOf<B> {
         let out = (sites.shape.clone(), sites.dtype);
         let [out] = queue!(format!("burn_sad::sad_prune::{count}::{norm}");
             floats [sites, removal], ints [] => [out], [];
@@ -166,17 +171,17 @@ impl<B: FusionBackend + SadTrainingKernels> SadTrainingKernels for Fusion<B> {
     }
 
     fn sad_diffuse_and_step(
-        sites: Lazy<B>,
-        candidates: Lazy<B>,
-        grads: Lazy<B>,
-        state: Lazy<B>,
-        kept: Lazy<B>,
+        sites: FusionTensorOf<B>,
+        candidates: FusionTensorOf<B>,
+        grads: FusionTensorOf<B>,
+        state: FusionTensorOf<B>,
+        kept: FusionTensorOf<B>,
         use_kept: bool,
         step: AdamStep,
         geometry: RenderGeometry,
         lambda: f32,
         passes: u32,
-    ) -> (Lazy<B>, Lazy<B>, Lazy<B>) {
+    ) -> (FusionTensorOf<B>, FusionTensorOf<B>, FusionTensorOf<B>) {
         let [stepped, moments] = stepped_shapes::<B>(&sites, &state);
         let lists = (Shape::new([K + 1, sites.shape[0]]), DType::I32);
         let out = queue!(format!(
@@ -192,12 +197,12 @@ impl<B: FusionBackend + SadTrainingKernels> SadTrainingKernels for Fusion<B> {
     }
 
     fn sad_adam_step(
-        sites: Lazy<B>,
-        grads: Lazy<B>,
-        tau_grads: Lazy<B>,
-        state: Lazy<B>,
+        sites: FusionTensorOf<B>,
+        grads: FusionTensorOf<B>,
+        tau_grads: FusionTensorOf<B>,
+        state: FusionTensorOf<B>,
         step: AdamStep,
-    ) -> (Lazy<B>, Lazy<B>) {
+    ) -> (FusionTensorOf<B>, FusionTensorOf<B>) {
         let [stepped, moments] = stepped_shapes::<B>(&sites, &state);
         let [sites, state] = queue!(format!("burn_sad::sad_adam_step::{step:?}");
             floats [sites, grads, tau_grads, state], ints [] => [stepped, moments], [];

@@ -12,7 +12,7 @@ use burn_sad_kernels::sad::ViewColours;
 
 use super::RenderGeometry;
 use super::fusion::int;
-use crate::runtime::fusion_op::{Lazy, float, queue};
+use crate::runtime::fusion_op::{FusionTensorOf, float, queue};
 
 /// The render-only kernels: the render of site records, the winners, the views' colours and
 /// dots. Nothing differentiates them (see [`SadKernels`](super::SadKernels)).
@@ -54,10 +54,10 @@ pub trait SadViewKernels: Backend {
 
 impl<B: FusionBackend + SadViewKernels> SadViewKernels for Fusion<B> {
     fn sad_render_records(
-        records: Lazy<B>,
-        candidates: Lazy<B>,
+        records: FusionTensorOf<B>,
+        candidates: FusionTensorOf<B>,
         geometry: RenderGeometry,
-    ) -> Lazy<B> {
+    ) -> FusionTensorOf<B> {
         let image = (Shape::new([3, geometry.height, geometry.width]), DType::F32);
         let [image] = queue!(format!("burn_sad::sad_render_records::{geometry:?}");
             floats [], ints [records, candidates] => [image], [];
@@ -66,7 +66,11 @@ impl<B: FusionBackend + SadViewKernels> SadViewKernels for Fusion<B> {
         image
     }
 
-    fn sad_winners(records: Lazy<B>, candidates: Lazy<B>, geometry: RenderGeometry) -> Lazy<B> {
+    fn sad_winners(
+        records: FusionTensorOf<B>,
+        candidates: FusionTensorOf<B>,
+        geometry: RenderGeometry,
+    ) -> FusionTensorOf<B> {
         let winners = (Shape::new([geometry.height, geometry.width]), DType::I32);
         let [winners] = queue!(format!("burn_sad::sad_winners::{geometry:?}");
             floats [], ints [records, candidates] => [], [winners];
@@ -76,11 +80,11 @@ impl<B: FusionBackend + SadViewKernels> SadViewKernels for Fusion<B> {
     }
 
     fn sad_view_colours(
-        sites: Lazy<B>,
-        winners: Lazy<B>,
+        sites: FusionTensorOf<B>,
+        winners: FusionTensorOf<B>,
         colours: ViewColours,
         scale: (f32, f32),
-    ) -> Lazy<B> {
+    ) -> FusionTensorOf<B> {
         let image = (
             Shape::new([3, winners.shape[0], winners.shape[1]]),
             DType::F32,
@@ -92,7 +96,7 @@ impl<B: FusionBackend + SadViewKernels> SadViewKernels for Fusion<B> {
         image
     }
 
-    fn sad_mark_sites(records: Lazy<B>, image: Lazy<B>) -> Lazy<B> {
+    fn sad_mark_sites(records: FusionTensorOf<B>, image: FusionTensorOf<B>) -> FusionTensorOf<B> {
         let marked = (image.shape.clone(), DType::F32);
         let [marked] = queue!("burn_sad::sad_mark_sites".to_string();
             floats [image], ints [records] => [marked], [];

@@ -9,10 +9,14 @@ use burn_fusion::{Fusion, FusionBackend, FusionRuntime, FusionTensor};
 use burn_sad_kernels::ssim::GradTargets;
 
 use super::{SsimBackend, SsimKernelConfig, stacked_shape};
-use crate::runtime::fusion_op::{Lazy, float, floats, queue};
+use crate::runtime::fusion_op::{FusionTensorOf, float, floats, queue};
 
 impl<B: FusionBackend + SsimBackend> SsimBackend for Fusion<B> {
-    fn ssim_value(img1: Lazy<B>, img2: Lazy<B>, config: SsimKernelConfig) -> Lazy<B> {
+    fn ssim_value(
+        img1: FusionTensorOf<B>,
+        img2: FusionTensorOf<B>,
+        config: SsimKernelConfig,
+    ) -> FusionTensorOf<B> {
         let value = (config.value_shape(&img1.shape), DType::F32);
         let [value] = queue!(format!("burn_sad::ssim_value::{config:?}");
             floats [img1, img2], ints [] => [value], [];
@@ -22,11 +26,11 @@ impl<B: FusionBackend + SsimBackend> SsimBackend for Fusion<B> {
     }
 
     fn ssim_value_with_partials(
-        img1: Lazy<B>,
-        img2: Lazy<B>,
+        img1: FusionTensorOf<B>,
+        img2: FusionTensorOf<B>,
         config: SsimKernelConfig,
         targets: GradTargets,
-    ) -> (Lazy<B>, Lazy<B>) {
+    ) -> (FusionTensorOf<B>, FusionTensorOf<B>) {
         let partials = partials_output(&img1, &config, targets);
         let value = (config.value_shape(&img1.shape), DType::F32);
         let [value, partials] = queue!(
@@ -38,13 +42,13 @@ impl<B: FusionBackend + SsimBackend> SsimBackend for Fusion<B> {
     }
 
     fn ssim_backward(
-        img1: Lazy<B>,
-        img2: Lazy<B>,
-        partials: Lazy<B>,
-        upstream: Lazy<B>,
+        img1: FusionTensorOf<B>,
+        img2: FusionTensorOf<B>,
+        partials: FusionTensorOf<B>,
+        upstream: FusionTensorOf<B>,
         config: SsimKernelConfig,
         targets: GradTargets,
-    ) -> Lazy<B> {
+    ) -> FusionTensorOf<B> {
         let grads = grads_output(&img1, &img2, targets);
         let [grads] = queue!(format!("burn_sad::ssim_backward::{config:?}::{targets:?}");
             floats [img1, img2, partials, upstream], ints [] => [grads], [];
@@ -54,11 +58,11 @@ impl<B: FusionBackend + SsimBackend> SsimBackend for Fusion<B> {
     }
 
     fn ssim_window_masked_value(
-        img1: Lazy<B>,
-        img2: Lazy<B>,
-        mask: Lazy<B>,
+        img1: FusionTensorOf<B>,
+        img2: FusionTensorOf<B>,
+        mask: FusionTensorOf<B>,
         config: SsimKernelConfig,
-    ) -> Lazy<B> {
+    ) -> FusionTensorOf<B> {
         let value = (config.value_shape(&img1.shape), DType::F32);
         let [value] = queue!(format!("burn_sad::ssim_window_masked_value::{config:?}");
             floats [img1, img2, mask], ints [] => [value], [];
@@ -68,12 +72,12 @@ impl<B: FusionBackend + SsimBackend> SsimBackend for Fusion<B> {
     }
 
     fn ssim_window_masked_value_with_partials(
-        img1: Lazy<B>,
-        img2: Lazy<B>,
-        mask: Lazy<B>,
+        img1: FusionTensorOf<B>,
+        img2: FusionTensorOf<B>,
+        mask: FusionTensorOf<B>,
         config: SsimKernelConfig,
         targets: GradTargets,
-    ) -> (Lazy<B>, Lazy<B>) {
+    ) -> (FusionTensorOf<B>, FusionTensorOf<B>) {
         let partials = partials_output(&img1, &config, targets);
         let value = (config.value_shape(&img1.shape), DType::F32);
         let [value, partials] = queue!(
@@ -85,14 +89,14 @@ impl<B: FusionBackend + SsimBackend> SsimBackend for Fusion<B> {
     }
 
     fn ssim_window_masked_backward(
-        img1: Lazy<B>,
-        img2: Lazy<B>,
-        mask: Lazy<B>,
-        partials: Lazy<B>,
-        upstream: Lazy<B>,
+        img1: FusionTensorOf<B>,
+        img2: FusionTensorOf<B>,
+        mask: FusionTensorOf<B>,
+        partials: FusionTensorOf<B>,
+        upstream: FusionTensorOf<B>,
         config: SsimKernelConfig,
         targets: GradTargets,
-    ) -> Lazy<B> {
+    ) -> FusionTensorOf<B> {
         let grads = grads_output(&img1, &img2, targets);
         let [grads] = queue!(
         format!("burn_sad::ssim_window_masked_backward::{config:?}::{targets:?}");
@@ -104,7 +108,11 @@ impl<B: FusionBackend + SsimBackend> SsimBackend for Fusion<B> {
         grads
     }
 
-    fn ssim_value_unorm8(img1: Lazy<B>, img2: Lazy<B>, config: SsimKernelConfig) -> Lazy<B> {
+    fn ssim_value_unorm8(
+        img1: FusionTensorOf<B>,
+        img2: FusionTensorOf<B>,
+        config: SsimKernelConfig,
+    ) -> FusionTensorOf<B> {
         let value = (config.value_shape(&img1.shape), DType::F32);
         let [value] = queue!(format!("burn_sad::ssim_value_unorm8::{config:?}");
             floats [img1], ints [img2] => [value], [];
@@ -114,10 +122,10 @@ impl<B: FusionBackend + SsimBackend> SsimBackend for Fusion<B> {
     }
 
     fn ssim_value_with_partials_unorm8(
-        img1: Lazy<B>,
-        img2: Lazy<B>,
+        img1: FusionTensorOf<B>,
+        img2: FusionTensorOf<B>,
         config: SsimKernelConfig,
-    ) -> (Lazy<B>, Lazy<B>) {
+    ) -> (FusionTensorOf<B>, FusionTensorOf<B>) {
         let value = (config.value_shape(&img1.shape), DType::F32);
         let partials = (
             stacked_shape(UNORM8_PARTIALS, &img1.shape),
@@ -132,12 +140,12 @@ impl<B: FusionBackend + SsimBackend> SsimBackend for Fusion<B> {
     }
 
     fn ssim_backward_unorm8(
-        img1: Lazy<B>,
-        img2: Lazy<B>,
-        partials: Lazy<B>,
-        upstream: Lazy<B>,
+        img1: FusionTensorOf<B>,
+        img2: FusionTensorOf<B>,
+        partials: FusionTensorOf<B>,
+        upstream: FusionTensorOf<B>,
         config: SsimKernelConfig,
-    ) -> Lazy<B> {
+    ) -> FusionTensorOf<B> {
         let grads = (stacked_shape(1, &img1.shape), img1.dtype);
         let [grads] = queue!(format!("burn_sad::ssim_backward_unorm8::{config:?}");
             floats [img1, partials, upstream], ints [img2] => [grads], [];

@@ -12,8 +12,8 @@ mod occupancy;
 mod prune;
 mod render;
 mod replay;
-mod train;
-mod view;
+mod training;
+mod views;
 
 use burn::backend::{TensorMetadata, ops::IntTensorOps};
 use burn::tensor::{DType, IntDType, Shape};
@@ -215,11 +215,11 @@ impl SadViewKernels for CubeBackend {
         colours: ViewColours,
         scale: (f32, f32),
     ) -> CubeTensor {
-        view::colours(sites, winners, colours, scale)
+        views::colours(sites, winners, colours, scale)
     }
 
     fn sad_mark_sites(records: CubeTensor, image: CubeTensor) -> CubeTensor {
-        view::mark_sites(records, image)
+        views::mark_sites(records, image)
     }
 }
 
@@ -278,7 +278,7 @@ impl SadTrainingKernels for CubeBackend {
         geometry: RenderGeometry,
         kind: StatisticsKind,
     ) -> CubeTensor {
-        train::site_statistics(sites, candidates, target, geometry, kind)
+        training::site_statistics(sites, candidates, target, geometry, kind)
     }
 
     fn sad_tau_diffusion(
@@ -289,7 +289,7 @@ impl SadTrainingKernels for CubeBackend {
         lambda: f32,
         passes: u32,
     ) -> CubeTensor {
-        train::tau_diffusion(sites, candidates, grads, geometry, lambda, passes)
+        training::tau_diffusion(sites, candidates, grads, geometry, lambda, passes)
     }
 
     fn sad_prune(sites: CubeTensor, removal: CubeTensor, count: usize, norm: f32) -> CubeTensor {
