@@ -2,7 +2,7 @@
 
 use burn::backend::cubecl::dtype_to_storage_type;
 use burn::tensor::{DType, Shape};
-use burn_cubecl::{kernel::into_contiguous, tensor::CubeTensor};
+use burn_cubecl::{CubeBackend, kernel::into_contiguous, tensor::CubeTensor};
 use burn_sad_kernels::sad::{
     K, PACK_CUBE, PACKED_WORDS, RECORD_WORDS, SITE_PARAMS, candidate_pass_kernel,
     exact_ranking_kernel, init_candidates_kernel, jfa_flood_kernel, pack_sites_kernel,
@@ -10,6 +10,7 @@ use burn_sad_kernels::sad::{
 };
 use cubecl::{CubeCount, CubeDim};
 
+use super::super::SadCandidateKernels;
 use super::{
     capacity, cell_grid, empty_i32, empty_ids, expect_sites_and_lists, ids, pixel_grid, site_grid,
     unfilled_ids,
@@ -238,5 +239,37 @@ fn seed_sites(
             pixel_grid(geometry, records),
             clear,
         ));
+    }
+}
+
+impl SadCandidateKernels for CubeBackend {
+    fn sad_init_candidates(sites: CubeTensor, geometry: RenderGeometry, seed: u32) -> CubeTensor {
+        init_candidates(sites, geometry, seed)
+    }
+
+    fn sad_flood_candidates(records: CubeTensor, geometry: RenderGeometry) -> CubeTensor {
+        flood_candidates(records, geometry)
+    }
+
+    fn sad_pack_sites(sites: CubeTensor, kind: SiteRecordKind, view: ViewTransform) -> CubeTensor {
+        pack_sites(sites, kind, view)
+    }
+
+    fn sad_candidate_pass(
+        packed: CubeTensor,
+        candidates: CubeTensor,
+        hilbert_order: CubeTensor,
+        hilbert_rank: CubeTensor,
+        geometry: RenderGeometry,
+        pass: PassConfig,
+    ) -> CubeTensor {
+        candidate_pass(
+            packed,
+            candidates,
+            hilbert_order,
+            hilbert_rank,
+            geometry,
+            pass,
+        )
     }
 }

@@ -1,8 +1,11 @@
-//! Launches of the SAD kernels on the CubeCL backend (every runtime): the render and its
-//! backward in `render`, the candidate kernels in `candidates`, the training steps in `train`,
-//! the device-side prune in `prune`, a replayed iteration's in `replay` (its step clock in
-//! `clock`); how the per-site sums are added on each runtime in `accumulation`, the backward's
-//! occupancy in `occupancy`.
+//! The SAD kernels on the CubeCL backend (every runtime): each kernel family's `CubeBackend`
+//! impl in the file of its launches. `render`: the render and its backward (`SadBackend`);
+//! `views`: the debug views (`SadViewKernels`); `candidates`: the candidate lists
+//! (`SadCandidateKernels`); `training`: the training steps (`SadTrainingKernels`, with Adam's
+//! launches in `adam` and the device-side prune in `prune`); `replay`: a replayed iteration
+//! (`SadReplayKernels`, its step clock in `clock`). How the per-site sums are added on each
+//! runtime is in `accumulation`, the backward's occupancy in `occupancy`; the grids and checks
+//! the launches share are here.
 
 mod accumulation;
 mod adam;
@@ -19,8 +22,7 @@ use burn::backend::{TensorMetadata, ops::IntTensorOps};
 use burn::tensor::{DType, IntDType, Shape};
 use burn_cubecl::{CubeBackend, kernel::into_contiguous, tensor::CubeTensor};
 use burn_sad_kernels::sad::{
-    AdamStep, BackwardOutputs, CELL_TILE, K, PixelGrid, PixelGridLaunch, RECORD_WORDS, SITE_PARAMS,
-    StatisticsKind, TILE, ViewColours,
+    CELL_TILE, K, PixelGrid, PixelGridLaunch, RECORD_WORDS, SITE_PARAMS, TILE,
 };
 use cubecl::{CubeCount, CubeDim};
 
@@ -30,14 +32,10 @@ use accumulation::{full_plane_masks, plane_sums, table_sums};
 pub(crate) use accumulation::{plane_sums_for, table_sums_for};
 #[cfg(feature = "kernel-report")]
 pub(crate) use candidates::record_vector_size;
-use clock::Clock;
-use render::{backward, render_records};
+use render::backward;
 
-use super::{SadCandidateKernels, SadReplayKernels, SadTrainingKernels, SadViewKernels};
 use crate::runtime::launch::{empty_contiguous, empty_f32, expect_dims, expect_rows_of};
-use crate::sad::{
-    BackwardStrategy, PassConfig, RenderGeometry, SadBackend, SiteRecordKind, ViewTransform,
-};
+use crate::sad::RenderGeometry;
 
 fn image_grid(geometry: RenderGeometry) -> (CubeCount, CubeDim) {
     (
@@ -159,220 +157,4 @@ fn empty_ids(sites: &CubeTensor, geometry: RenderGeometry) -> CubeTensor {
         &sites.device,
         IntDType::I32,
     )
-}
-
-impl SadBackend for CubeBackend {
-    fn sad_render(
-        sites: CubeTensor,
-        candidates: CubeTensor,
-        geometry: RenderGeometry,
-        _strategy: BackwardStrategy,
-    ) -> CubeTensor {
-        let sites = into_contiguous(sites);
-        let candidates = ids(candidates);
-        expect_sites_and_lists("sad_render", &sites, &candidates, geometry);
-        render_records(candidates::site_records(&sites), candidates, geometry)
-    }
-
-    fn sad_render_backward(
-        sites: CubeTensor,
-        candidates: CubeTensor,
-        grad_image: CubeTensor,
-        geometry: RenderGeometry,
-        strategy: BackwardStrategy,
-    ) -> CubeTensor {
-        let outputs = BackwardOutputs {
-            from_target: false,
-            removal: false,
-        };
-        backward(sites, candidates, grad_image, geometry, outputs, strategy)
-    }
-}
-
-impl SadViewKernels for CubeBackend {
-    fn sad_render_records(
-        records: CubeTensor,
-        candidates: CubeTensor,
-        geometry: RenderGeometry,
-    ) -> CubeTensor {
-        let (records, candidates) =
-            records_and_lists("sad_render_records", records, candidates, geometry);
-        render_records(records, candidates, geometry)
-    }
-
-    fn sad_winners(
-        records: CubeTensor,
-        candidates: CubeTensor,
-        geometry: RenderGeometry,
-    ) -> CubeTensor {
-        let (records, candidates) = records_and_lists("sad_winners", records, candidates, geometry);
-        render::winners(records, candidates, geometry)
-    }
-
-    fn sad_view_colours(
-        sites: CubeTensor,
-        winners: CubeTensor,
-        colours: ViewColours,
-        scale: (f32, f32),
-    ) -> CubeTensor {
-        views::colours(sites, winners, colours, scale)
-    }
-
-    fn sad_mark_sites(records: CubeTensor, image: CubeTensor) -> CubeTensor {
-        views::mark_sites(records, image)
-    }
-}
-
-impl SadCandidateKernels for CubeBackend {
-    fn sad_init_candidates(sites: CubeTensor, geometry: RenderGeometry, seed: u32) -> CubeTensor {
-        candidates::init_candidates(sites, geometry, seed)
-    }
-
-    fn sad_flood_candidates(records: CubeTensor, geometry: RenderGeometry) -> CubeTensor {
-        candidates::flood_candidates(records, geometry)
-    }
-
-    fn sad_pack_sites(sites: CubeTensor, kind: SiteRecordKind, view: ViewTransform) -> CubeTensor {
-        candidates::pack_sites(sites, kind, view)
-    }
-
-    fn sad_candidate_pass(
-        packed: CubeTensor,
-        candidates: CubeTensor,
-        hilbert_order: CubeTensor,
-        hilbert_rank: CubeTensor,
-        geometry: RenderGeometry,
-        pass: PassConfig,
-    ) -> CubeTensor {
-        candidates::candidate_pass(
-            packed,
-            candidates,
-            hilbert_order,
-            hilbert_rank,
-            geometry,
-            pass,
-        )
-    }
-}
-
-impl SadTrainingKernels for CubeBackend {
-    fn sad_squared_error_gradients(
-        sites: CubeTensor,
-        candidates: CubeTensor,
-        target: CubeTensor,
-        geometry: RenderGeometry,
-        removal: bool,
-        strategy: BackwardStrategy,
-    ) -> CubeTensor {
-        let outputs = BackwardOutputs {
-            from_target: true,
-            removal,
-        };
-        backward(sites, candidates, target, geometry, outputs, strategy)
-    }
-
-    fn sad_site_statistics(
-        sites: CubeTensor,
-        candidates: CubeTensor,
-        target: CubeTensor,
-        geometry: RenderGeometry,
-        kind: StatisticsKind,
-    ) -> CubeTensor {
-        training::site_statistics(sites, candidates, target, geometry, kind)
-    }
-
-    fn sad_tau_diffusion(
-        sites: CubeTensor,
-        candidates: CubeTensor,
-        grads: CubeTensor,
-        geometry: RenderGeometry,
-        lambda: f32,
-        passes: u32,
-    ) -> CubeTensor {
-        training::tau_diffusion(sites, candidates, grads, geometry, lambda, passes)
-    }
-
-    fn sad_prune(sites: CubeTensor, removal: CubeTensor, count: usize, norm: f32) -> CubeTensor {
-        prune::prune(sites, removal, count, norm)
-    }
-
-    fn sad_diffuse_and_step(
-        sites: CubeTensor,
-        candidates: CubeTensor,
-        grads: CubeTensor,
-        state: CubeTensor,
-        kept: CubeTensor,
-        use_kept: bool,
-        step: AdamStep,
-        geometry: RenderGeometry,
-        lambda: f32,
-        passes: u32,
-    ) -> (CubeTensor, CubeTensor, CubeTensor) {
-        adam::diffuse_and_step(
-            sites,
-            candidates,
-            grads,
-            state,
-            use_kept.then_some(kept),
-            step,
-            (geometry, lambda, passes),
-        )
-    }
-
-    fn sad_adam_step(
-        sites: CubeTensor,
-        grads: CubeTensor,
-        tau_grads: CubeTensor,
-        state: CubeTensor,
-        step: AdamStep,
-    ) -> (CubeTensor, CubeTensor) {
-        adam::adam_step(sites, grads, tau_grads, state, step)
-    }
-}
-
-impl SadReplayKernels for CubeBackend {
-    fn sad_step_in_place(
-        sites: CubeTensor,
-        state: CubeTensor,
-        lists: CubeTensor,
-        candidates: CubeTensor,
-        target: CubeTensor,
-        clock: CubeTensor,
-        tick: CubeTensor,
-        step: AdamStep,
-        geometry: RenderGeometry,
-        passes: u32,
-        strategy: BackwardStrategy,
-    ) -> (CubeTensor, CubeTensor, CubeTensor) {
-        let clock = Clock { table: clock, tick };
-        replay::step_in_place(
-            (&sites, &state, &lists),
-            candidates,
-            target,
-            clock,
-            step,
-            (geometry, passes, strategy),
-        );
-        (sites, state, lists)
-    }
-
-    fn sad_copy_state(
-        sites: CubeTensor,
-        state: CubeTensor,
-        lists: CubeTensor,
-        candidates: CubeTensor,
-        sites_into: CubeTensor,
-        state_into: CubeTensor,
-        lists_into: CubeTensor,
-        candidates_into: CubeTensor,
-        tick: CubeTensor,
-        iteration: Option<u32>,
-    ) -> (CubeTensor, CubeTensor, CubeTensor, CubeTensor, CubeTensor) {
-        replay::copy_state(
-            [sites, state, lists, candidates],
-            [&sites_into, &state_into, &lists_into, &candidates_into],
-            iteration.map(|iteration| (&tick, iteration)),
-        );
-        (sites_into, state_into, lists_into, candidates_into, tick)
-    }
 }

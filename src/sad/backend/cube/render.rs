@@ -2,7 +2,7 @@
 
 use burn::backend::cubecl::dtype_to_storage_type;
 use burn::tensor::{DType, Shape};
-use burn_cubecl::{kernel::into_contiguous, tensor::CubeTensor};
+use burn_cubecl::{CubeBackend, kernel::into_contiguous, tensor::CubeTensor};
 use burn_sad_kernels::sad::{
     BackwardOutputs, render_backward_kernel, render_kernel, winner_kernel,
 };
@@ -12,7 +12,7 @@ use super::{
     image_grid_cubes, occupancy, pixel_grid, plane_sums, table_sums,
 };
 use crate::runtime::launch::{expect_dims, launch_kernel};
-use crate::sad::{BackwardStrategy, RenderGeometry};
+use crate::sad::{BackwardStrategy, RenderGeometry, SadBackend};
 
 /// The render kernel over full site `records` (`[capacity, RECORD_WORDS]`, contiguous) and
 /// checked candidate lists. Every pixel is written; the image is allocated contiguous, as the
@@ -104,4 +104,32 @@ pub(super) fn backward(
         dtype_to_storage_type(sites.dtype),
     ));
     grads
+}
+
+impl SadBackend for CubeBackend {
+    fn sad_render(
+        sites: CubeTensor,
+        candidates: CubeTensor,
+        geometry: RenderGeometry,
+        _strategy: BackwardStrategy,
+    ) -> CubeTensor {
+        let sites = into_contiguous(sites);
+        let candidates = ids(candidates);
+        expect_sites_and_lists("sad_render", &sites, &candidates, geometry);
+        render_records(candidates::site_records(&sites), candidates, geometry)
+    }
+
+    fn sad_render_backward(
+        sites: CubeTensor,
+        candidates: CubeTensor,
+        grad_image: CubeTensor,
+        geometry: RenderGeometry,
+        strategy: BackwardStrategy,
+    ) -> CubeTensor {
+        let outputs = BackwardOutputs {
+            from_target: false,
+            removal: false,
+        };
+        backward(sites, candidates, grad_image, geometry, outputs, strategy)
+    }
 }

@@ -3,13 +3,14 @@
 //! works on and take it back out.
 
 use burn::backend::TensorMetadata;
-use burn_cubecl::{kernel::into_contiguous, tensor::CubeTensor};
+use burn_cubecl::{CubeBackend, kernel::into_contiguous, tensor::CubeTensor};
 use burn_sad_kernels::sad::{
     ADAM_STATE, AdamStep, BackwardOutputs, K, TrainingWordsLaunch, advance_clock_kernel,
     copy_state_kernel,
 };
 use cubecl::{CubeCount, CubeDim};
 
+use super::super::SadReplayKernels;
 use super::adam::launch_adam;
 use super::clock::Clock;
 use super::training::{diffuse, tau_neighbours};
@@ -165,4 +166,51 @@ fn diffuse_and_step_in_place(
         step,
         Some(clock),
     );
+}
+
+impl SadReplayKernels for CubeBackend {
+    fn sad_step_in_place(
+        sites: CubeTensor,
+        state: CubeTensor,
+        lists: CubeTensor,
+        candidates: CubeTensor,
+        target: CubeTensor,
+        clock: CubeTensor,
+        tick: CubeTensor,
+        step: AdamStep,
+        geometry: RenderGeometry,
+        passes: u32,
+        strategy: BackwardStrategy,
+    ) -> (CubeTensor, CubeTensor, CubeTensor) {
+        let clock = Clock { table: clock, tick };
+        step_in_place(
+            (&sites, &state, &lists),
+            candidates,
+            target,
+            clock,
+            step,
+            (geometry, passes, strategy),
+        );
+        (sites, state, lists)
+    }
+
+    fn sad_copy_state(
+        sites: CubeTensor,
+        state: CubeTensor,
+        lists: CubeTensor,
+        candidates: CubeTensor,
+        sites_into: CubeTensor,
+        state_into: CubeTensor,
+        lists_into: CubeTensor,
+        candidates_into: CubeTensor,
+        tick: CubeTensor,
+        iteration: Option<u32>,
+    ) -> (CubeTensor, CubeTensor, CubeTensor, CubeTensor, CubeTensor) {
+        copy_state(
+            [sites, state, lists, candidates],
+            [&sites_into, &state_into, &lists_into, &candidates_into],
+            iteration.map(|iteration| (&tick, iteration)),
+        );
+        (sites_into, state_into, lists_into, candidates_into, tick)
+    }
 }

@@ -3,20 +3,22 @@
 
 use burn::backend::cubecl::dtype_to_storage_type;
 use burn::tensor::Shape;
-use burn_cubecl::{kernel::into_contiguous, tensor::CubeTensor};
+use burn_cubecl::{CubeBackend, kernel::into_contiguous, tensor::CubeTensor};
 use burn_sad_kernels::sad::{
-    K, LOG_TAU, NeighbourSource, SITE_PARAMS, StatisticsKind, TauNeighbours,
-    site_statistics_kernel, tau_diffusion_kernel,
+    AdamStep, BackwardOutputs, K, LOG_TAU, NeighbourSource, SITE_PARAMS, StatisticsKind,
+    TauNeighbours, site_statistics_kernel, tau_diffusion_kernel,
 };
 
+use super::super::SadTrainingKernels;
 use super::candidates::{record_vector_size, site_records_and_zeros};
 use super::clock::Clock;
+use super::render::backward;
 use super::{
     capacity, empty_f32, empty_i32, expect_sites_and_lists, ids, image_grid, pixel_grid, site_grid,
     table_sums,
 };
 use crate::runtime::launch::{expect_dims, launch_kernel};
-use crate::sad::RenderGeometry;
+use crate::sad::{BackwardStrategy, RenderGeometry};
 
 pub(super) fn site_statistics(
     sites: CubeTensor,
@@ -166,5 +168,80 @@ pub(super) fn tau_neighbours(
         cand_h: geometry.cand_h(),
         inv_downscale: 1.0 / geometry.downscale.max(1) as f32,
         lambda,
+    }
+}
+
+impl SadTrainingKernels for CubeBackend {
+    fn sad_squared_error_gradients(
+        sites: CubeTensor,
+        candidates: CubeTensor,
+        target: CubeTensor,
+        geometry: RenderGeometry,
+        removal: bool,
+        strategy: BackwardStrategy,
+    ) -> CubeTensor {
+        let outputs = BackwardOutputs {
+            from_target: true,
+            removal,
+        };
+        backward(sites, candidates, target, geometry, outputs, strategy)
+    }
+
+    fn sad_site_statistics(
+        sites: CubeTensor,
+        candidates: CubeTensor,
+        target: CubeTensor,
+        geometry: RenderGeometry,
+        kind: StatisticsKind,
+    ) -> CubeTensor {
+        site_statistics(sites, candidates, target, geometry, kind)
+    }
+
+    fn sad_tau_diffusion(
+        sites: CubeTensor,
+        candidates: CubeTensor,
+        grads: CubeTensor,
+        geometry: RenderGeometry,
+        lambda: f32,
+        passes: u32,
+    ) -> CubeTensor {
+        tau_diffusion(sites, candidates, grads, geometry, lambda, passes)
+    }
+
+    fn sad_prune(sites: CubeTensor, removal: CubeTensor, count: usize, norm: f32) -> CubeTensor {
+        super::prune::prune(sites, removal, count, norm)
+    }
+
+    fn sad_diffuse_and_step(
+        sites: CubeTensor,
+        candidates: CubeTensor,
+        grads: CubeTensor,
+        state: CubeTensor,
+        kept: CubeTensor,
+        use_kept: bool,
+        step: AdamStep,
+        geometry: RenderGeometry,
+        lambda: f32,
+        passes: u32,
+    ) -> (CubeTensor, CubeTensor, CubeTensor) {
+        super::adam::diffuse_and_step(
+            sites,
+            candidates,
+            grads,
+            state,
+            use_kept.then_some(kept),
+            step,
+            (geometry, lambda, passes),
+        )
+    }
+
+    fn sad_adam_step(
+        sites: CubeTensor,
+        grads: CubeTensor,
+        tau_grads: CubeTensor,
+        state: CubeTensor,
+        step: AdamStep,
+    ) -> (CubeTensor, CubeTensor) {
+        super::adam::adam_step(sites, grads, tau_grads, state, step)
     }
 }

@@ -3,14 +3,18 @@
 use burn::backend::TensorMetadata;
 use burn::backend::cubecl::dtype_to_storage_type;
 use burn::tensor::{DType, Shape};
-use burn_cubecl::{kernel::into_contiguous, tensor::CubeTensor};
+use burn_cubecl::{CubeBackend, kernel::into_contiguous, tensor::CubeTensor};
 use burn_sad_kernels::sad::{
     ColourView, RECORD_WORDS, SITE_PARAMS, TILE, ViewColours, mark_sites_kernel, view_colour_kernel,
 };
 use cubecl::{CubeCount, CubeDim};
 
+use super::super::SadViewKernels;
+use super::records_and_lists;
+use super::render::render_records;
 use super::{capacity, empty_f32, site_grid};
 use crate::runtime::launch::{expect_dims, expect_rows_of, launch_kernel};
+use crate::sad::RenderGeometry;
 
 /// The colours of `colours` from `winners` (`[height, width]` i32) and `sites` (`[capacity,
 /// 10]`): `[3, height, width]` f32, every pixel written.
@@ -75,4 +79,38 @@ pub(super) fn mark_sites(records: CubeTensor, image: CubeTensor) -> CubeTensor {
         ));
     }
     image
+}
+
+impl SadViewKernels for CubeBackend {
+    fn sad_render_records(
+        records: CubeTensor,
+        candidates: CubeTensor,
+        geometry: RenderGeometry,
+    ) -> CubeTensor {
+        let (records, candidates) =
+            records_and_lists("sad_render_records", records, candidates, geometry);
+        render_records(records, candidates, geometry)
+    }
+
+    fn sad_winners(
+        records: CubeTensor,
+        candidates: CubeTensor,
+        geometry: RenderGeometry,
+    ) -> CubeTensor {
+        let (records, candidates) = records_and_lists("sad_winners", records, candidates, geometry);
+        super::render::winners(records, candidates, geometry)
+    }
+
+    fn sad_view_colours(
+        sites: CubeTensor,
+        winners: CubeTensor,
+        colours: ViewColours,
+        scale: (f32, f32),
+    ) -> CubeTensor {
+        self::colours(sites, winners, colours, scale)
+    }
+
+    fn sad_mark_sites(records: CubeTensor, image: CubeTensor) -> CubeTensor {
+        mark_sites(records, image)
+    }
 }

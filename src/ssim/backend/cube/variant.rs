@@ -10,7 +10,7 @@ use burn_sad_kernels::ssim::{
 use cubecl::CubeDim;
 use cubecl::ir::DeviceProperties;
 
-use super::upstream_kind;
+use super::inputs::upstream_kind;
 use crate::ssim::backend::SsimKernelConfig;
 
 /// Bytes of one buffered statistic: the kernels' arithmetic type, f32.

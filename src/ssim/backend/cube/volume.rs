@@ -11,13 +11,13 @@ use burn_sad_kernels::ssim::{
 };
 use cubecl::{CubeCount, CubeDim, ir::ElemType};
 
+use super::Geometry;
+use super::backward::map_upstream;
+use super::forward::reduce_tile_sums;
+use super::inputs::{InputPlanes, backward_types, encoding, forward_types, grad_dtype};
 use super::variant::{
     DEPTH_LAYOUT, backward_config, depth_backward_config, depth_cube_dim, depth_forward_config,
     forward_config,
-};
-use super::{
-    Geometry, InputPlanes, backward_types, encoding, forward_types, grad_dtype, map_upstream,
-    reduce_tile_sums,
 };
 use crate::runtime::launch::{empty_contiguous, empty_f32, expect_dims, launch_kernel};
 use crate::ssim::SsimConstants;
