@@ -157,22 +157,25 @@ function r2Site(target, threshold, shape, n) {
 
 /**
  * `count` sites drawn from the R2 sequence where the photo's Sobel gradient exceeds the
- * threshold (the library's gradient-weighted initialisation in its default sequence order):
- * slot i takes the next passing point, and a slot that finds none in `init_max_attempts` draws
- * is inactive. Returns a Float32Array of `count` rows.
+ * threshold (the library's gradient-weighted initialisation): the slots draw indices as the
+ * reference's GPU threads draw them from one counter, round by round in slot order, each slot
+ * until a point passes; a slot that finds none in `init_max_attempts` rounds is inactive.
+ * Returns a Float32Array of `count` rows.
  */
 export function gradientWeighted(target, count, shape, seed, constants) {
   const threshold = f(f(constants.init_gradient_threshold) * 1);
   const failed = [-1, -1, shape.logTau, shape.radius, 0.5, 0.5, 0.5, 1, 0, 0];
   const sites = new Float32Array(count * SITE_PARAMS);
+  for (let slot = 0; slot < count; slot++) sites.set(failed, slot * SITE_PARAMS);
+  let drawing = Array.from({ length: count }, (_, slot) => slot);
   let next = seed;
-  for (let slot = 0; slot < count; slot++) {
-    let point = null;
-    for (let attempt = 0; attempt < constants.init_max_attempts && !point; attempt++) {
+  for (let round = 0; round < constants.init_max_attempts && drawing.length > 0; round++) {
+    drawing = drawing.filter((slot) => {
       next++;
-      point = r2Site(target, threshold, shape, next - 1);
-    }
-    sites.set(point ?? failed, slot * SITE_PARAMS);
+      const point = r2Site(target, threshold, shape, next - 1);
+      if (point) sites.set(point, slot * SITE_PARAMS);
+      return !point;
+    });
   }
   return sites;
 }

@@ -37,7 +37,6 @@ fn fit_options(args: &FitArgs) -> Result<FitOptions> {
         lr_scale: args.lr,
         ssim_weight: args.ssim_weight,
         seed: args.seed,
-        init_order: args.init_order,
         log_every: args.log_freq,
         fixed_rates: args.no_budget,
         replay: !args.no_replay,

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use anyhow::{Result, bail};
-use burn_sad::sad::fit::{DEFAULT_LOG_EVERY, InitOrder, TrainingConfig};
+use burn_sad::sad::fit::{DEFAULT_LOG_EVERY, TrainingConfig};
 use burn_sad::sad::{BackwardStrategy, SitesFormat};
 use clap::Args;
 
@@ -52,11 +52,6 @@ pub struct FitArgs {
     /// rounding; they differ in speed (for measuring them on a GPU).
     #[arg(long, default_value_t = BackwardStrategy::Auto, value_name = "STRATEGY")]
     pub backward_strategy: BackwardStrategy,
-    /// Which slot takes which gradient-weighted initial point: sequence (slot k the k-th
-    /// passing R2 point) or rounds (drawn round by round, as the reference's GPU threads draw
-    /// them). The points are the same; kept for measuring the two on a GPU.
-    #[arg(long, default_value_t = InitOrder::Sequence, value_name = "ORDER")]
-    pub init_order: InitOrder,
     /// Launch every iteration op by op instead of replaying a recorded steady iteration (for
     /// measuring the difference, or ruling graphs out).
     #[arg(long)]

@@ -331,8 +331,7 @@ fn fit_writes_the_image_and_sites_and_prints_psnr_last() {
         (again - saved).abs() < 0.01,
         "the fit's saved-file line {saved} dB, sad render {again} dB"
     );
-    // The reference's round-by-round slot order places every site too (no prune in 5 steps);
-    // this run writes the packed format.
+    // Every site is placed (no prune in 5 steps); this run writes the packed format.
     let rounds = sad(&[
         "fit",
         &image,
@@ -342,8 +341,6 @@ fn fit_writes_the_image_and_sites_and_prints_psnr_last() {
         "200",
         "--target-bpp",
         "4",
-        "--init-order",
-        "rounds",
         "--format",
         "packed",
         "--out-dir",
@@ -383,7 +380,7 @@ fn fit_rejects_bad_input_in_one_line() {
         (vec![&image, "--target-bpp", "0"], "--target-bpp"),
         (vec![&image, "--target-bpp", "-1"], "--target-bpp"),
         (vec![&image, "--max-dim", "0"], "--max-dim"),
-        (vec![&image, "--init-order", "random"], "--init-order"),
+        (vec![&image, "--format", "random"], "--format"),
         (
             vec![&image, "--config", config.to_str().unwrap()],
             "PRUNE_PERCENTAGE",

@@ -29,52 +29,6 @@ pub enum Initialisation {
     FromSites(SiteTable),
 }
 
-/// Which slot holds which point of the gradient-weighted initialisation: the points are the
-/// same either way (the first passing points of the R2 sequence); the fit depends on the order
-/// (the prune breaks ties of its removal cost by the lower slot, and the initial candidate lists
-/// hash cells to slots). Kept for measuring the two on a GPU (`benches/RESULTS.md`, issue 37's
-/// probe set) until one wins.
-///
-/// ```
-/// use burn_sad::sad::fit::InitOrder;
-///
-/// assert_eq!(InitOrder::default(), InitOrder::Sequence);
-/// assert_eq!("rounds".parse::<InitOrder>(), Ok(InitOrder::Rounds));
-/// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum InitOrder {
-    /// Slot k holds the k-th passing point.
-    #[default]
-    Sequence,
-    /// The slots draw indices as the reference's threads draw them from one atomic counter,
-    /// round by round in slot order: a slot whose own index passes holds its point; the
-    /// others hold points from far along the sequence.
-    Rounds,
-}
-
-impl std::fmt::Display for InitOrder {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Self::Sequence => "sequence",
-            Self::Rounds => "rounds",
-        })
-    }
-}
-
-impl std::str::FromStr for InitOrder {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "sequence" => Ok(Self::Sequence),
-            "rounds" => Ok(Self::Rounds),
-            other => Err(format!(
-                "unknown initial order `{other}`: expected sequence or rounds"
-            )),
-        }
-    }
-}
-
 /// Site parameters every initialisation shares.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct InitialShape {
@@ -90,24 +44,13 @@ fn site(x: f32, y: f32, rgb: [f32; 3], log_tau: f32, radius: f32) -> [f32; SITE_
 
 impl Initialisation {
     /// The initial sites for `target`. `seed` shifts where the R2 sequence starts (0 = the
-    /// reference's start); gradient-weighted points go to the slots in sequence order
-    /// ([`InitOrder::Sequence`], as a fit does by default).
+    /// reference's start); gradient-weighted points go to the slots as the reference's kernel
+    /// hands them out (see [`gradient_weighted`]).
     pub fn sites(&self, target: &TargetImage, shape: InitialShape, seed: u64) -> SiteTable {
-        self.sites_in_order(target, shape, seed, InitOrder::Sequence)
-    }
-
-    /// [`sites`](Self::sites) with the gradient-weighted points handed to the slots in `order`.
-    pub fn sites_in_order(
-        &self,
-        target: &TargetImage,
-        shape: InitialShape,
-        seed: u64,
-        order: InitOrder,
-    ) -> SiteTable {
         let (width, height) = (target.width, target.height);
         let sites = match self {
             Initialisation::GradientWeighted { sites, alpha } => {
-                gradient_weighted(target, *sites, *alpha, shape, seed, order)
+                gradient_weighted(target, *sites, *alpha, shape, seed)
             }
             Initialisation::PerPixel => (0..height)
                 .flat_map(|y| (0..width).map(move |x| (x, y)))
@@ -189,47 +132,22 @@ fn r2_site(
 }
 
 /// The first `count` points of the R2 sequence (from index `seed`) whose luma Sobel magnitude
-/// exceeds the threshold, handed to the site slots in `order`; a slot whose 256 draws all fail
-/// is inactive.
+/// exceeds the threshold, handed to the site slots as the reference's kernel hands them out
+/// ([`in_rounds`]); a slot whose 256 draws all fail is inactive.
 fn gradient_weighted(
     target: &TargetImage,
     count: usize,
     alpha: f32,
     shape: InitialShape,
     seed: u64,
-    order: InitOrder,
 ) -> Vec<[f32; SITE_PARAMS]> {
     let threshold = GRADIENT_THRESHOLD * alpha;
-    let draw = |n| r2_site(target, threshold, shape, n);
-    let failed = failed_site(shape);
-    match order {
-        InitOrder::Sequence => in_sequence(count, seed, failed, draw),
-        InitOrder::Rounds => in_rounds(count, seed, failed, draw),
-    }
+    in_rounds(count, seed, failed_site(shape), |n| {
+        r2_site(target, threshold, shape, n)
+    })
 }
 
-/// Slot k takes the k-th passing point ([`InitOrder::Sequence`]).
-fn in_sequence(
-    count: usize,
-    seed: u64,
-    failed: [f32; SITE_PARAMS],
-    mut draw: impl FnMut(u64) -> Option<[f32; SITE_PARAMS]>,
-) -> Vec<[f32; SITE_PARAMS]> {
-    let mut next = seed;
-    (0..count)
-        .map(|_| {
-            for _ in 0..MAX_ATTEMPTS {
-                next += 1;
-                if let Some(point) = draw(next - 1) {
-                    return point;
-                }
-            }
-            failed
-        })
-        .collect()
-}
-
-/// The slots take the points as the reference's kernel assigns them ([`InitOrder::Rounds`]):
+/// The slots take the points as the reference's kernel assigns them:
 /// each slot is a GPU thread that draws indices from one shared atomic counter until a point
 /// passes (at most [`MAX_ATTEMPTS`] draws), so the slots still drawing take the next indices
 /// together, round after round, in slot order. A slot that accepts in round one holds the point
@@ -334,7 +252,7 @@ mod tests {
             radius: 4.0,
         };
         let count = 200;
-        let sites = gradient_weighted(&target, count, 1.0, shape, 0, InitOrder::Rounds);
+        let sites = gradient_weighted(&target, count, 1.0, shape, 0);
         // The same set as the first `count` passing points of the sequence...
         let mut sequential: Vec<[u32; 2]> = (0..)
             .filter_map(|n| r2_site(&target, GRADIENT_THRESHOLD, shape, n))
@@ -345,12 +263,6 @@ mod tests {
             .iter()
             .map(|s| [s[0].to_bits(), s[1].to_bits()])
             .collect();
-        let in_sequence: Vec<[u32; 2]> =
-            gradient_weighted(&target, count, 1.0, shape, 0, InitOrder::Sequence)
-                .iter()
-                .map(|s| [s[0].to_bits(), s[1].to_bits()])
-                .collect();
-        assert_eq!(in_sequence, sequential);
         sequential.sort();
         placed.sort();
         assert_eq!(placed, sequential);
@@ -391,14 +303,12 @@ mod tests {
             log_tau: 5.0,
             radius: 4.0,
         };
-        for order in [InitOrder::Sequence, InitOrder::Rounds] {
-            let table = Initialisation::GradientWeighted {
-                sites: 4,
-                alpha: 1.0,
-            }
-            .sites_in_order(&flat, shape, 0, order);
-            assert_eq!(table.active(), 0, "{order}");
-            assert_eq!(table.sites.len(), 4, "{order}");
+        let table = Initialisation::GradientWeighted {
+            sites: 4,
+            alpha: 1.0,
         }
+        .sites(&flat, shape, 0);
+        assert_eq!(table.active(), 0);
+        assert_eq!(table.sites.len(), 4);
     }
 }

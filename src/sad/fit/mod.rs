@@ -53,7 +53,7 @@ pub use burn_sad_kernels::sad::{ADAM_STATE, AdamStep, DENSIFY_STATS, StatisticsK
 pub use config::{MAX_TARGET_BPP, TrainingConfig};
 pub use constants::{TRAINER_CONSTANTS, TrainerConstants};
 pub use densify::{prune_candidates, split_candidates, split_sites};
-pub use init::{InitOrder, InitialShape, Initialisation};
+pub use init::{InitialShape, Initialisation};
 pub use ops::{masked_psnr, prune_sites, site_statistics, squared_error_gradients};
 pub use options::{DEFAULT_LOG_EVERY, FitOptions, FitProgress, FitResult, PhaseTimes};
 pub use saved::saved_psnr;

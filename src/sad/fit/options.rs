@@ -8,7 +8,7 @@ use burn::tensor::Tensor;
 use super::TrainingConfig;
 use super::budget::BudgetSolution;
 use super::constants::TRAINER_CONSTANTS;
-use super::init::{InitOrder, Initialisation};
+use super::init::Initialisation;
 use crate::sad::{BackwardStrategy, SiteTable};
 
 /// Everything a fit needs besides the image.
@@ -25,8 +25,6 @@ pub struct FitOptions {
     pub ssim_weight: f32,
     /// Shifts the initial R2 sequence and the random candidate lists (0: the reference's).
     pub seed: u64,
-    /// Which slot takes which gradient-weighted initial point (see [`InitOrder`]).
-    pub init_order: InitOrder,
     /// Iterations between PSNR measurements (each one renders and waits for the device).
     pub log_every: usize,
     /// Disable the bits-per-pixel solver even if the config sets a target.
@@ -57,7 +55,6 @@ impl FitOptions {
             lr_scale: 1.0,
             ssim_weight: 0.0,
             seed: 0,
-            init_order: InitOrder::Sequence,
             log_every: DEFAULT_LOG_EVERY,
             fixed_rates: false,
             replay: true,

@@ -83,9 +83,7 @@ impl Trainer {
             log_tau: config.init_log_tau,
             radius: config.init_radius,
         };
-        let table = options
-            .init
-            .sites_in_order(&target, shape, options.seed, options.init_order);
+        let table = options.init.sites(&target, shape, options.seed);
         if table.active() == 0 {
             return Err(FitError::NoSites);
         }
