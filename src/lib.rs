@@ -10,7 +10,8 @@
 //!   ([`sad::render`]), the reference trainer's fitting recipe ([`sad::fit::fit`]), data sets
 //!   ([`sad::dataset`]) and render-only mode ([`sad::render_sites`]).
 //! - [`device`], [`image`], [`kernel_cache`]: choosing a device, reading and writing images,
-//!   keeping compiled kernels between runs; [`viewer`]: the browser viewer's page and kernels.
+//!   keeping compiled kernels between runs. The browser viewer (its page, and these kernels
+//!   compiled to WGSL) is the `burn-sad-viewer` crate, which `sad view` serves.
 //!
 //! Every op has a plain-tensor reference implementation beside it. On backends that cannot run
 //! CubeCL kernels (Flex, NdArray, LibTorch) the op falls back to that reference, so it works on
@@ -41,7 +42,7 @@
 //!
 //! | feature | what it adds |
 //! |---|---|
-//! | `wgpu` (default) | WebGPU through wgpu (Vulkan, Metal, DX12), kernels compiled to WGSL; the [`viewer`] |
+//! | `wgpu` (default) | WebGPU through wgpu (Vulkan, Metal, DX12), kernels compiled to WGSL |
 //! | `flex` (default) | Burn's pure-Rust CPU backend; the ops run their references there |
 //! | `vulkan` | Vulkan with kernels compiled to SPIR-V (plane operations, faster than WGSL) |
 //! | `cuda` | NVIDIA GPUs; compiled kernels kept on disk ([`kernel_cache`]) |
@@ -98,8 +99,6 @@ pub mod kernel_report;
 mod runtime;
 pub mod sad;
 pub mod ssim;
-#[cfg(feature = "wgpu")]
-pub mod viewer;
 
 pub use runtime::{device, kernel_cache};
 

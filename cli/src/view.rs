@@ -43,7 +43,7 @@ pub struct ViewArgs {
 pub fn view_command(args: ViewArgs) -> Result<()> {
     use std::net::SocketAddr;
 
-    use burn_sad::viewer::write_page;
+    use burn_sad_viewer::write_page;
 
     use crate::viewer_server::{SITES_NAME, TARGET_NAME, ViewerServer};
 
@@ -101,7 +101,7 @@ fn train_page(args: &ViewArgs, photo: &std::path::Path) -> Result<()> {
     use std::net::SocketAddr;
 
     use burn_sad::image::{ImageFile, MAX_SIDE};
-    use burn_sad::viewer::write_page;
+    use burn_sad_viewer::write_page;
 
     use crate::viewer_server::{MASK_NAME, TARGET_NAME, ViewerServer};
 

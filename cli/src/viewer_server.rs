@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use burn_sad::viewer::{MANIFEST, PAGE_FILES, ViewerError, manifest_json};
+use burn_sad_viewer::{MANIFEST, PAGE_FILES, ViewerError, manifest_json};
 
 /// The name the sites file is served by.
 pub const SITES_NAME: &str = "sites.txt";

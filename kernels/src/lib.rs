@@ -12,6 +12,7 @@
 #[macro_use]
 mod launch_struct;
 
+pub mod offline;
 pub mod probe;
 pub mod sad;
 pub mod ssim;

@@ -125,7 +125,7 @@ pub(crate) struct OfflineCuda {
 
 impl OfflineCuda {
     fn new(arch: u32) -> Self {
-        let mut properties = crate::runtime::capabilities::offline_properties((32, 32), 4);
+        let mut properties = burn_sad_kernels::offline::offline_properties((32, 32), 4);
         // What the CUDA runtime registers for every device of compute capability 7.0 or newer
         // that the kernels' variants read: planes of 32 with their operations anywhere, f32
         // atomic adds, and the opt-in shared memory of a Hopper multiprocessor.
@@ -211,4 +211,4 @@ impl OfflineCuda {
     }
 }
 
-pub(crate) use crate::runtime::launch::{F32_ELEM as F32, tensor_compilation_arg as tensor};
+pub(crate) use burn_sad_kernels::offline::{F32, tensor_compilation_arg as tensor};

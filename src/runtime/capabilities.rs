@@ -75,47 +75,6 @@ impl Capabilities {
     }
 }
 
-/// Properties of a device that is not at hand, with planes of `plane_sizes` (least, most) and
-/// vectors of at most `max_vector_size` lanes, and no features: what the viewer compiles its
-/// WGSL for (the kernels' expansion reads none of it), and what the tests start from.
-#[cfg(any(feature = "wgpu", feature = "kernel-report", test))]
-pub(crate) fn offline_properties(
-    plane_sizes: (u32, u32),
-    max_vector_size: usize,
-) -> DeviceProperties {
-    use cubecl::ir::{
-        DeviceIdentity, HardwareProperties, MemoryDeviceProperties, features::Features,
-    };
-    DeviceProperties::new(
-        Features::default(),
-        MemoryDeviceProperties::new(u64::MAX, 256),
-        HardwareProperties {
-            load_width: 128,
-            vector_register_count: None,
-            plane_size_min: plane_sizes.0,
-            plane_size_max: plane_sizes.1,
-            max_bindings: 32,
-            max_shared_memory_size: 16_384,
-            max_cube_count: (u16::MAX as u32, u16::MAX as u32, u16::MAX as u32),
-            max_units_per_cube: 256,
-            max_cube_dim: (256, 256, 64),
-            num_streaming_multiprocessors: None,
-            num_tensor_cores: None,
-            min_tensor_cores_dim: None,
-            num_cpu_cores: None,
-            last_level_cache_size: None,
-            max_vector_size,
-            cube_mma_reserved_shared_memory: 0,
-        },
-        cubecl::profile::TimingMethod::Device,
-        DeviceIdentity {
-            name: "offline".to_string(),
-            fingerprint: "offline".to_string(),
-            physical: None,
-        },
-    )
-}
-
 #[cfg(test)]
 pub(crate) mod tests {
     use super::Capabilities;
@@ -126,9 +85,9 @@ pub(crate) mod tests {
     /// (CUDA) and for WGSL on a CPU adapter (no plane marks, planes of 8 to 128).
     pub(crate) fn properties(gpu: bool) -> DeviceProperties {
         if !gpu {
-            return super::offline_properties((8, 128), 4);
+            return burn_sad_kernels::offline::offline_properties((8, 128), 4);
         }
-        let mut properties = super::offline_properties((32, 32), 4);
+        let mut properties = burn_sad_kernels::offline::offline_properties((32, 32), 4);
         properties.features.plane.insert(Plane::Ops);
         properties
             .features

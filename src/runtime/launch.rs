@@ -64,23 +64,6 @@ pub(crate) fn expect_runnable(client: &cubecl::client::Client) {
 }
 pub(crate) use launch_kernel;
 
-/// A tensor argument's compilation argument, for a kernel constructed without a launch (the
-/// viewer's WGSL export, the CUDA kernel report): a tensor compiles to no value of its own.
-#[cfg(any(feature = "wgpu", feature = "kernel-report"))]
-pub(crate) fn tensor_compilation_arg() -> cubecl::prelude::TensorCompilationArg {
-    use cubecl::prelude::{BufferCompilationArg, TensorCompilationArg, TensorMetaCompilationArg};
-    TensorCompilationArg {
-        meta: TensorMetaCompilationArg { len: (), rank: () },
-        buffer: BufferCompilationArg { inplace: None },
-    }
-}
-
-/// The kernels' f32, as their `#[define]` arguments take it, for a kernel constructed without a
-/// launch (see [`tensor_compilation_arg`]).
-#[cfg(any(feature = "wgpu", feature = "kernel-report"))]
-pub(crate) const F32_ELEM: cubecl::ir::ElemType =
-    cubecl::ir::ElemType::Float(cubecl::ir::FloatKind::F32);
-
 /// Panics unless `tensor` has exactly `dims`: `op` names the op and `what` the argument, for a
 /// message that says which call was wrong.
 #[track_caller]

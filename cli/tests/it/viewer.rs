@@ -8,7 +8,7 @@ use crate::cli_support;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 
-use burn_sad::viewer::{ExportedKernel, manifest_json, viewer_kernels};
+use burn_sad_viewer::{ExportedKernel, manifest_json, viewer_kernels};
 use cli_support::{DATA, assert_one_error, sad, scratch};
 
 /// The length of the WGSL array `name` in the info struct, 0 where the struct has none.

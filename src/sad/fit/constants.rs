@@ -1,6 +1,6 @@
 //! The trainer's fixed numbers in one table: the Rust trainer reads its constants from
 //! [`TRAINER_CONSTANTS`], and the trainer page reads the same table from its manifest (see
-//! [`crate::viewer::manifest_json`]), so the two schedules cannot drift apart.
+//! `burn_sad_viewer::manifest_json`), so the two schedules cannot drift apart.
 
 use serde::Serialize;
 

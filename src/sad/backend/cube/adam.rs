@@ -9,7 +9,7 @@ use burn_sad_kernels::sad::{
 use cubecl::{CubeCount, CubeDim};
 
 use super::clock::Clock;
-use super::training::{diffuse, tau_neighbours};
+use super::diffusion::{diffuse, tau_neighbours};
 use super::{capacity, empty_f32, empty_i32};
 use crate::runtime::launch::{expect_dims, expect_len_at_least, expect_rows_of, launch_kernel};
 use crate::sad::RenderGeometry;

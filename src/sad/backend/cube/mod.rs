@@ -11,6 +11,7 @@ mod accumulation;
 mod adam;
 mod candidates;
 mod clock;
+mod diffusion;
 mod occupancy;
 mod prune;
 mod render;

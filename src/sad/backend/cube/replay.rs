@@ -13,7 +13,7 @@ use cubecl::{CubeCount, CubeDim};
 use super::super::SadReplayKernels;
 use super::adam::launch_adam;
 use super::clock::Clock;
-use super::training::{diffuse, tau_neighbours};
+use super::diffusion::{diffuse, tau_neighbours};
 use super::{backward, capacity, expect_sites_and_lists, ids, site_grid};
 use crate::runtime::launch::{expect_contiguous, expect_dims, launch_kernel};
 use crate::sad::{BackwardStrategy, RenderGeometry};

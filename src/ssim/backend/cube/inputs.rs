@@ -4,14 +4,11 @@
 use burn::backend::{TensorMetadata, cubecl::dtype_to_storage_type};
 use burn::tensor::{DType, Shape};
 use burn_cubecl::{kernel::into_contiguous, tensor::CubeTensor};
-use burn_sad_kernels::ssim::{
-    GradTargets, InputEncoding, InputLayout, InputStridesLaunch, Upstream,
-};
+use burn_sad_kernels::ssim::{GradTargets, InputEncoding, InputLayout, InputStridesLaunch};
 use cubecl::ir::ElemType;
 
 use super::variant::KernelInputs;
 use crate::runtime::launch::empty_f32;
-use crate::ssim::backend::SsimKernelConfig;
 
 /// How img2 stores its values: integers (u8, or i32 where the runtime has no 8-bit storage)
 /// stand for `q / 255`.
@@ -169,16 +166,6 @@ pub(super) fn backward_types(
 ) -> [ElemType; 5] {
     let [f, i1, i2, p] = forward_types(img1, img2, partials);
     [f, i1, i2, p, dtype_to_storage_type(grads)]
-}
-
-/// The backward's upstream gradient for `config`: one per pixel of a map, else one per plane
-/// (or one for all).
-pub(super) fn upstream_kind(config: &SsimKernelConfig) -> Upstream {
-    if config.is_map() {
-        Upstream::PerPixel
-    } else {
-        Upstream::PerPlane
-    }
 }
 
 /// A window mask ready for the kernels: contiguous f32 planes, and how many image planes share

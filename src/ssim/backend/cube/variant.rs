@@ -5,12 +5,11 @@
 use burn_sad_kernels::ssim::{
     BackwardConfig, BackwardOutput, COLUMNS, DepthBackwardConfig, DepthForwardConfig, DepthLayout,
     ForwardConfig, ForwardOutput, GradTargets, InputEncoding, InputLayout, PairWrites, StripLayout,
-    WALK_COLUMNS, tile_columns,
+    Upstream, WALK_COLUMNS, tile_columns,
 };
 use cubecl::CubeDim;
 use cubecl::ir::DeviceProperties;
 
-use super::inputs::upstream_kind;
 use crate::ssim::backend::SsimKernelConfig;
 
 /// Bytes of one buffered statistic: the kernels' arithmetic type, f32.
@@ -175,5 +174,15 @@ pub(crate) fn depth_backward_config(
         targets,
         map_upstream: config.is_map(),
         img2_encoding,
+    }
+}
+
+/// The backward's upstream gradient for `config`: one per pixel of a map, else one per plane
+/// (or one for all).
+fn upstream_kind(config: &SsimKernelConfig) -> Upstream {
+    if config.is_map() {
+        Upstream::PerPixel
+    } else {
+        Upstream::PerPlane
     }
 }

@@ -3,8 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::image::write_all_atomically;
-use crate::sad::fit::{TRAINER_CONSTANTS, TrainerConstants, TrainingConfig};
+use burn_sad::image::write_all_atomically;
+use burn_sad::sad::fit::{TRAINER_CONSTANTS, TrainerConstants, TrainingConfig};
 
 use super::{ViewerError, viewer_kernels};
 
@@ -29,7 +29,7 @@ macro_rules! page_file {
         PageFile {
             path: $path,
             content_type: $content_type,
-            text: include_str!(concat!("../../viewer/", $path)),
+            text: include_str!(concat!("../", $path)),
         }
     };
 }

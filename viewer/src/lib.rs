@@ -3,7 +3,7 @@
 //! kernels: the page's files and the kernels' manifest, which `sad view` serves or exports.
 //!
 //! ```
-//! use burn_sad::viewer::{PAGE_FILES, viewer_kernels, write_page};
+//! use burn_sad_viewer::{PAGE_FILES, viewer_kernels, write_page};
 //!
 //! // The kernels the page dispatches, compiled to WGSL here (no device needed).
 //! let kernels = viewer_kernels()?;

@@ -67,7 +67,7 @@ pub(super) fn scalar(name: &'static str, kind: &'static str) -> KernelArg {
 /// Properties of a device the WGSL is not compiled for: the kernels' expansion reads none of
 /// them, and the WGSL compiler takes no device.
 pub(super) fn offline_properties() -> Arc<DeviceProperties> {
-    Arc::new(crate::runtime::capabilities::offline_properties(
+    Arc::new(burn_sad_kernels::offline::offline_properties(
         (32, 32),
         VECTOR,
     ))
@@ -87,7 +87,7 @@ impl Common {
     }
 }
 
-pub(super) use crate::runtime::launch::{F32_ELEM as F32, tensor_compilation_arg as t};
+pub(super) use burn_sad_kernels::offline::{F32, tensor_compilation_arg as t};
 
 pub(super) fn compile(
     name: &'static str,
@@ -122,16 +122,16 @@ macro_rules! export {
         [$($arg:ident: $kind:ident $(($element:ident, $vector:expr))?),* $(,)?];
         $($comptime:expr),* $(,)?) => {{
         let workgroup: [u32; 3] = $workgroup;
-        let args: Vec<$crate::viewer::export::KernelArg> =
-            [$($crate::viewer::export::describe!($arg $kind $(($element, $vector))?)),*].concat();
+        let args: Vec<$crate::export::KernelArg> =
+            [$($crate::export::describe!($arg $kind $(($element, $vector))?)),*].concat();
         let kernel = <$kernel>::new(
             $common.settings(workgroup),
             $common.properties.clone(),
             $common.target.clone(),
-            $($crate::viewer::export::compilation_arg!($kind)),*,
+            $($crate::export::compilation_arg!($kind)),*,
             $($comptime),*
         );
-        $crate::viewer::export::compile($name, workgroup, args, kernel)
+        $crate::export::compile($name, workgroup, args, kernel)
     }};
 }
 
@@ -148,26 +148,26 @@ pub(super) fn fields(fields: &[(&'static str, &'static str)]) -> Vec<KernelArg> 
 /// order.
 macro_rules! describe {
     ($arg:ident T($element:ident, $vector:expr)) => {
-        vec![$crate::viewer::export::tensor(
+        vec![$crate::export::tensor(
             stringify!($arg),
             stringify!($element),
             $vector,
         )]
     };
     ($arg:ident usize) => {
-        vec![$crate::viewer::export::scalar(stringify!($arg), "usize")]
+        vec![$crate::export::scalar(stringify!($arg), "usize")]
     };
     ($arg:ident u32) => {
-        vec![$crate::viewer::export::scalar(stringify!($arg), "u32")]
+        vec![$crate::export::scalar(stringify!($arg), "u32")]
     };
     ($arg:ident i32) => {
-        vec![$crate::viewer::export::scalar(stringify!($arg), "i32")]
+        vec![$crate::export::scalar(stringify!($arg), "i32")]
     };
     ($arg:ident f32) => {
-        vec![$crate::viewer::export::scalar(stringify!($arg), "f32")]
+        vec![$crate::export::scalar(stringify!($arg), "f32")]
     };
     ($arg:ident $launch_struct:ident) => {
-        $crate::viewer::export::fields(burn_sad_kernels::sad::$launch_struct::FIELDS)
+        $crate::export::fields(burn_sad_kernels::sad::$launch_struct::FIELDS)
     };
 }
 
@@ -175,7 +175,7 @@ macro_rules! describe {
 /// scalar's (none), or a launch struct's.
 macro_rules! compilation_arg {
     (T) => {
-        $crate::viewer::export::t()
+        $crate::export::t()
     };
     (usize) => {
         ()
