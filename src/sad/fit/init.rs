@@ -45,7 +45,8 @@ fn site(x: f32, y: f32, rgb: [f32; 3], log_tau: f32, radius: f32) -> [f32; SITE_
 impl Initialisation {
     /// The initial sites for `target`. `seed` shifts where the R2 sequence starts (0 = the
     /// reference's start); gradient-weighted points go to the slots as the reference's kernel
-    /// hands them out (see [`gradient_weighted`]).
+    /// hands them out: each slot draws indices from one shared counter, round by round in slot
+    /// order, until its point passes.
     pub fn sites(&self, target: &TargetImage, shape: InitialShape, seed: u64) -> SiteTable {
         let (width, height) = (target.width, target.height);
         let sites = match self {
