@@ -1,6 +1,7 @@
-//! The browser viewer: a static page (`viewer/` in the repository, built into the library) that
-//! renders a `*_sites.txt` on WebGPU with the WGSL that CubeCL compiles from the library's own
-//! kernels: the page's files and the kernels' manifest, which `sad view` serves or exports.
+//! burn-sad's browser viewer and trainer: a static page (this crate's `*.js`, `*.html` and
+//! `*.css`, built in) that renders a `*_sites.txt` on WebGPU, and fits a photo, with the WGSL
+//! that CubeCL compiles from burn-sad's own kernels: the page's files and the kernels'
+//! manifest, which `sad view` serves or exports.
 //!
 //! ```
 //! use burn_sad_viewer::{PAGE_FILES, viewer_kernels, write_page};
