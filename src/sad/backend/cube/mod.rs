@@ -1,11 +1,11 @@
-//! The SAD kernels on the CubeCL backend (every runtime): each kernel family's `CubeBackend`
-//! impl in the file of its launches. `render`: the render and its backward (`SadBackend`);
-//! `views`: the debug views (`SadViewKernels`); `candidates`: the candidate lists
-//! (`SadCandidateKernels`); `training`: the training steps (`SadTrainingKernels`, with Adam's
+//! The SAD kernels on the CubeCL backend (every runtime): each kernel family's `CubeBackend` impl
+//! in the file of its launches. `render`: the render and its backward (`SadBackend`); `views`: the
+//! debug views (`SadViewKernels`); `candidates`: the candidate lists (`SadCandidateKernels`);
+//! `training`: the training steps (`SadTrainingKernels`, with tau diffusion in `diffusion`, Adam's
 //! launches in `adam` and the device-side prune in `prune`); `replay`: a replayed iteration
-//! (`SadReplayKernels`, its step clock in `clock`). How the per-site sums are added on each
-//! runtime is in `accumulation`, the backward's occupancy in `occupancy`; the grids and checks
-//! the launches share are here.
+//! (`SadReplayKernels`, its step clock in `clock`). How the per-site sums are added on each runtime
+//! is in `accumulation`, the backward's occupancy in `occupancy`; the grids and checks the launches
+//! share are here.
 
 mod accumulation;
 mod adam;
