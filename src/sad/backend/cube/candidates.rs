@@ -20,100 +20,6 @@ use crate::runtime::launch::{
 };
 use crate::sad::{PassConfig, RenderGeometry, SiteRecordKind, ViewTransform};
 
-pub(super) fn init_candidates(
-    sites: CubeTensor,
-    geometry: RenderGeometry,
-    seed: u32,
-) -> CubeTensor {
-    let sites = into_contiguous(sites);
-    let candidates = unfilled_ids(&sites, geometry);
-    expect_sites_and_lists("sad_init_candidates", &sites, &candidates, geometry);
-    let (count, dim) = cell_grid(geometry);
-    let records = site_records(&sites);
-    launch_kernel!(init_candidates_kernel(
-        &sites.client,
-        count,
-        dim,
-        candidates.clone().into_tensor_arg(),
-        geometry.cand_w(),
-        geometry.cand_h(),
-        capacity(&sites) as u32,
-        seed,
-    ));
-    seed_sites(&records, &candidates, geometry, true);
-    candidates
-}
-
-/// The jump flood from the full records `records` (`[capacity, RECORD_WORDS]` u32): seeds,
-/// copies their ranking words into exact 32-byte records, then steps P/2 … 1 in place; where the
-/// last step writes the upper half, it writes both halves of a new tensor instead (the
-/// reference copies the upper half over the lower one).
-pub(super) fn flood_candidates(records: CubeTensor, geometry: RenderGeometry) -> CubeTensor {
-    let op = "sad_flood_candidates";
-    let records = into_contiguous(records);
-    let sites = expect_rows_of(op, "the site records", &records, RECORD_WORDS);
-    let mut candidates = empty_ids(&records, geometry);
-    // Every slot is EMPTY already: no clearing launch.
-    seed_sites(&records, &candidates, geometry, false);
-    // The flood ranks by exact keys, as the reference's f32 flood does.
-    let (count, dim) = cell_grid(geometry);
-    // The flood reads 8 words of each record: from 32-byte records, one aligned sector (the
-    // first 32 bytes of a 48-byte record straddle two sectors for every other site); measured
-    // faster in benches/RESULTS.md.
-    let ranking = empty_contiguous(&records, Shape::new([sites, PACKED_WORDS]), DType::U32);
-    let (site_count, site_dim) = site_grid(sites);
-    launch_kernel!(exact_ranking_kernel(
-        &records.client,
-        site_count,
-        site_dim,
-        record_vector_size(),
-        records.clone().into_tensor_arg(),
-        ranking.clone().into_tensor_arg(),
-        sites,
-    ));
-    let top = geometry.cand_w().max(geometry.cand_h()).next_power_of_two() as u32;
-    let mut step = top / 2;
-    let mut read_half = 0u32;
-    while step >= 1 {
-        let mirror = step == 1 && read_half == 0;
-        let output = if mirror {
-            unfilled_ids(&records, geometry)
-        } else {
-            // Unused; one list long, so that it holds a whole vector of ids.
-            empty_i32(&records, Shape::new([K]))
-        };
-        launch_kernel!(jfa_flood_kernel(
-            &records.client,
-            count.clone(),
-            dim,
-            record_vector_size(),
-            ranking.clone().into_tensor_arg(),
-            candidates.clone().into_tensor_arg(),
-            output.clone().into_tensor_arg(),
-            pixel_grid(geometry, &ranking),
-            step,
-            read_half,
-            mirror,
-        ));
-        if mirror {
-            candidates = output;
-        }
-        read_half ^= 1;
-        step /= 2;
-    }
-    candidates
-}
-
-/// The records of `kind` of `sites` as `view` places them, `[capacity, kind.words()]` u32.
-pub(super) fn pack_sites(
-    sites: CubeTensor,
-    kind: SiteRecordKind,
-    view: ViewTransform,
-) -> CubeTensor {
-    let round_to_f16 = kind == SiteRecordKind::Ranking;
-    records_of(&into_contiguous(sites), round_to_f16, 0, view).0
-}
-
 /// The full records of contiguous `sites`, `[capacity, RECORD_WORDS]` u32, which the render,
 /// the backward, the statistics and the flood read.
 pub(super) fn site_records(sites: &CubeTensor) -> CubeTensor {
@@ -171,41 +77,6 @@ fn records_of(
     (packed, zeroed)
 }
 
-pub(super) fn candidate_pass(
-    packed: CubeTensor,
-    candidates: CubeTensor,
-    hilbert_order: CubeTensor,
-    hilbert_rank: CubeTensor,
-    geometry: RenderGeometry,
-    pass: PassConfig,
-) -> CubeTensor {
-    let packed = into_contiguous(packed);
-    let input = ids(candidates);
-    let hilbert_order = ids(hilbert_order);
-    let hilbert_rank = ids(hilbert_rank);
-    let output = unfilled_ids(&packed, geometry);
-    let op = "sad_candidate_pass";
-    let sites = expect_rows_of(op, "the packed sites", &packed, PACKED_WORDS);
-    expect_dims(op, "the candidate lists", &input, &[geometry.cells(), K]);
-    expect_len_at_least(op, "the Hilbert order", &hilbert_order, sites);
-    expect_len_at_least(op, "the Hilbert ranks", &hilbert_rank, sites);
-    let (count, dim) = cell_grid(geometry);
-    launch_kernel!(candidate_pass_kernel(
-        &packed.client,
-        count,
-        dim,
-        record_vector_size(),
-        packed.clone().into_tensor_arg(),
-        input.into_tensor_arg(),
-        output.clone().into_tensor_arg(),
-        hilbert_order.into_tensor_arg(),
-        hilbert_rank.into_tensor_arg(),
-        pixel_grid(geometry, &packed),
-        pass.launch_arg(),
-    ));
-    output
-}
-
 /// Words in one 16-byte load.
 const RANKING_LOAD_WORDS: usize = 4;
 
@@ -244,15 +115,89 @@ fn seed_sites(
 
 impl SadCandidateKernels for CubeBackend {
     fn sad_init_candidates(sites: CubeTensor, geometry: RenderGeometry, seed: u32) -> CubeTensor {
-        init_candidates(sites, geometry, seed)
+        let sites = into_contiguous(sites);
+        let candidates = unfilled_ids(&sites, geometry);
+        expect_sites_and_lists("sad_init_candidates", &sites, &candidates, geometry);
+        let (count, dim) = cell_grid(geometry);
+        let records = site_records(&sites);
+        launch_kernel!(init_candidates_kernel(
+            &sites.client,
+            count,
+            dim,
+            candidates.clone().into_tensor_arg(),
+            geometry.cand_w(),
+            geometry.cand_h(),
+            capacity(&sites) as u32,
+            seed,
+        ));
+        seed_sites(&records, &candidates, geometry, true);
+        candidates
     }
 
+    /// The jump flood from the full records `records` (`[capacity, RECORD_WORDS]` u32): seeds,
+    /// copies their ranking words into exact 32-byte records, then steps P/2 … 1 in place; where
+    /// the last step writes the upper half, it writes both halves of a new tensor instead (the
+    /// reference copies the upper half over the lower one).
     fn sad_flood_candidates(records: CubeTensor, geometry: RenderGeometry) -> CubeTensor {
-        flood_candidates(records, geometry)
+        let op = "sad_flood_candidates";
+        let records = into_contiguous(records);
+        let sites = expect_rows_of(op, "the site records", &records, RECORD_WORDS);
+        let mut candidates = empty_ids(&records, geometry);
+        // Every slot is EMPTY already: no clearing launch.
+        seed_sites(&records, &candidates, geometry, false);
+        // The flood ranks by exact keys, as the reference's f32 flood does.
+        let (count, dim) = cell_grid(geometry);
+        // The flood reads 8 words of each record: from 32-byte records, one aligned sector (the
+        // first 32 bytes of a 48-byte record straddle two sectors for every other site); measured
+        // faster in benches/RESULTS.md.
+        let ranking = empty_contiguous(&records, Shape::new([sites, PACKED_WORDS]), DType::U32);
+        let (site_count, site_dim) = site_grid(sites);
+        launch_kernel!(exact_ranking_kernel(
+            &records.client,
+            site_count,
+            site_dim,
+            record_vector_size(),
+            records.clone().into_tensor_arg(),
+            ranking.clone().into_tensor_arg(),
+            sites,
+        ));
+        let top = geometry.cand_w().max(geometry.cand_h()).next_power_of_two() as u32;
+        let mut step = top / 2;
+        let mut read_half = 0u32;
+        while step >= 1 {
+            let mirror = step == 1 && read_half == 0;
+            let output = if mirror {
+                unfilled_ids(&records, geometry)
+            } else {
+                // Unused; one list long, so that it holds a whole vector of ids.
+                empty_i32(&records, Shape::new([K]))
+            };
+            launch_kernel!(jfa_flood_kernel(
+                &records.client,
+                count.clone(),
+                dim,
+                record_vector_size(),
+                ranking.clone().into_tensor_arg(),
+                candidates.clone().into_tensor_arg(),
+                output.clone().into_tensor_arg(),
+                pixel_grid(geometry, &ranking),
+                step,
+                read_half,
+                mirror,
+            ));
+            if mirror {
+                candidates = output;
+            }
+            read_half ^= 1;
+            step /= 2;
+        }
+        candidates
     }
 
+    /// The records of `kind` of `sites` as `view` places them, `[capacity, kind.words()]` u32.
     fn sad_pack_sites(sites: CubeTensor, kind: SiteRecordKind, view: ViewTransform) -> CubeTensor {
-        pack_sites(sites, kind, view)
+        let round_to_f16 = kind == SiteRecordKind::Ranking;
+        records_of(&into_contiguous(sites), round_to_f16, 0, view).0
     }
 
     fn sad_candidate_pass(
@@ -263,13 +208,30 @@ impl SadCandidateKernels for CubeBackend {
         geometry: RenderGeometry,
         pass: PassConfig,
     ) -> CubeTensor {
-        candidate_pass(
-            packed,
-            candidates,
-            hilbert_order,
-            hilbert_rank,
-            geometry,
-            pass,
-        )
+        let packed = into_contiguous(packed);
+        let input = ids(candidates);
+        let hilbert_order = ids(hilbert_order);
+        let hilbert_rank = ids(hilbert_rank);
+        let output = unfilled_ids(&packed, geometry);
+        let op = "sad_candidate_pass";
+        let sites = expect_rows_of(op, "the packed sites", &packed, PACKED_WORDS);
+        expect_dims(op, "the candidate lists", &input, &[geometry.cells(), K]);
+        expect_len_at_least(op, "the Hilbert order", &hilbert_order, sites);
+        expect_len_at_least(op, "the Hilbert ranks", &hilbert_rank, sites);
+        let (count, dim) = cell_grid(geometry);
+        launch_kernel!(candidate_pass_kernel(
+            &packed.client,
+            count,
+            dim,
+            record_vector_size(),
+            packed.clone().into_tensor_arg(),
+            input.into_tensor_arg(),
+            output.clone().into_tensor_arg(),
+            hilbert_order.into_tensor_arg(),
+            hilbert_rank.into_tensor_arg(),
+            pixel_grid(geometry, &packed),
+            pass.launch_arg(),
+        ));
+        output
     }
 }

@@ -12,43 +12,6 @@ use super::{expect_sites_and_lists, ids, image_grid, pixel_grid, table_sums};
 use crate::runtime::launch::{expect_dims, launch_kernel};
 use crate::sad::{BackwardStrategy, RenderGeometry};
 
-pub(super) fn site_statistics(
-    sites: CubeTensor,
-    candidates: CubeTensor,
-    target: CubeTensor,
-    geometry: RenderGeometry,
-    kind: StatisticsKind,
-) -> CubeTensor {
-    let sites = into_contiguous(sites);
-    let candidates = ids(candidates);
-    let target = into_contiguous(target);
-    let op = "sad_site_statistics";
-    expect_sites_and_lists(op, &sites, &candidates, geometry);
-    expect_dims(
-        op,
-        "the target",
-        &target,
-        &[3, geometry.height, geometry.width],
-    );
-    let (records, stats) = site_records_and_zeros(&sites, kind.channels());
-    let (count, dim) = image_grid(geometry);
-    launch_kernel!(site_statistics_kernel(
-        &sites.client,
-        count,
-        dim,
-        record_vector_size(),
-        records.into_tensor_arg(),
-        candidates.into_tensor_arg(),
-        target.into_tensor_arg(),
-        stats.clone().into_tensor_arg(),
-        pixel_grid(geometry, &sites),
-        kind,
-        table_sums(&sites, false),
-        dtype_to_storage_type(sites.dtype),
-    ));
-    stats
-}
-
 impl SadTrainingKernels for CubeBackend {
     fn sad_squared_error_gradients(
         sites: CubeTensor,
@@ -72,7 +35,34 @@ impl SadTrainingKernels for CubeBackend {
         geometry: RenderGeometry,
         kind: StatisticsKind,
     ) -> CubeTensor {
-        site_statistics(sites, candidates, target, geometry, kind)
+        let sites = into_contiguous(sites);
+        let candidates = ids(candidates);
+        let target = into_contiguous(target);
+        let op = "sad_site_statistics";
+        expect_sites_and_lists(op, &sites, &candidates, geometry);
+        expect_dims(
+            op,
+            "the target",
+            &target,
+            &[3, geometry.height, geometry.width],
+        );
+        let (records, stats) = site_records_and_zeros(&sites, kind.channels());
+        let (count, dim) = image_grid(geometry);
+        launch_kernel!(site_statistics_kernel(
+            &sites.client,
+            count,
+            dim,
+            record_vector_size(),
+            records.into_tensor_arg(),
+            candidates.into_tensor_arg(),
+            target.into_tensor_arg(),
+            stats.clone().into_tensor_arg(),
+            pixel_grid(geometry, &sites),
+            kind,
+            table_sums(&sites, false),
+            dtype_to_storage_type(sites.dtype),
+        ));
+        stats
     }
 
     fn sad_tau_diffusion(

@@ -16,71 +16,6 @@ use super::{capacity, empty_f32, site_grid};
 use crate::runtime::launch::{expect_dims, expect_rows_of, launch_kernel};
 use crate::sad::RenderGeometry;
 
-/// The colours of `colours` from `winners` (`[height, width]` i32) and `sites` (`[capacity,
-/// 10]`): `[3, height, width]` f32, every pixel written.
-pub(super) fn colours(
-    sites: CubeTensor,
-    winners: CubeTensor,
-    colours: ViewColours,
-    (lo, hi): (f32, f32),
-) -> CubeTensor {
-    let op = "sad_view_colours";
-    let sites = into_contiguous(sites);
-    let winners = into_contiguous(winners);
-    expect_rows_of(op, "the sites", &sites, SITE_PARAMS);
-    let [height, width] = winners.shape().dims::<2>();
-    expect_dims(op, "the winners", &winners, &[height, width]);
-    let image = empty_f32(&sites, Shape::new([3, height, width]));
-    let count = CubeCount::Static(width.div_ceil(TILE) as u32, height.div_ceil(TILE) as u32, 1);
-    launch_kernel!(view_colour_kernel(
-        &sites.client,
-        count,
-        CubeDim::new_2d(TILE as u32, TILE as u32),
-        sites.clone().into_tensor_arg(),
-        winners.into_tensor_arg(),
-        image.clone().into_tensor_arg(),
-        ColourView {
-            width,
-            height,
-            lo,
-            hi,
-        }
-        .launch_arg(),
-        colours,
-        dtype_to_storage_type(DType::F32),
-    ));
-    image
-}
-
-/// A copy of `image` (`[3, height, width]` f32) with the live sites of the full `records`
-/// marked: rings, then centres (see `mark_sites_kernel`).
-pub(super) fn mark_sites(records: CubeTensor, image: CubeTensor) -> CubeTensor {
-    let op = "sad_mark_sites";
-    let records = into_contiguous(records);
-    expect_rows_of(op, "the site records", &records, RECORD_WORDS);
-    let image = into_contiguous(image);
-    let image = if image.can_mut() { image } else { image.copy() };
-    let [_, height, width] = image.shape().dims::<3>();
-    expect_dims(op, "the image", &image, &[3, height, width]);
-    let sites = capacity(&records);
-    for centre in [false, true] {
-        let (count, dim) = site_grid(sites);
-        launch_kernel!(mark_sites_kernel(
-            &records.client,
-            count,
-            dim,
-            records.clone().into_tensor_arg(),
-            image.clone().into_tensor_arg(),
-            width,
-            height,
-            sites,
-            centre,
-            dtype_to_storage_type(DType::F32),
-        ));
-    }
-    image
-}
-
 impl SadViewKernels for CubeBackend {
     fn sad_render_records(
         records: CubeTensor,
@@ -101,16 +36,68 @@ impl SadViewKernels for CubeBackend {
         super::render::winners(records, candidates, geometry)
     }
 
+    /// The colours of `colours` from `winners` (`[height, width]` i32) and `sites` (`[capacity,
+    /// 10]`): `[3, height, width]` f32, every pixel written.
     fn sad_view_colours(
         sites: CubeTensor,
         winners: CubeTensor,
         colours: ViewColours,
-        scale: (f32, f32),
+        (lo, hi): (f32, f32),
     ) -> CubeTensor {
-        self::colours(sites, winners, colours, scale)
+        let op = "sad_view_colours";
+        let sites = into_contiguous(sites);
+        let winners = into_contiguous(winners);
+        expect_rows_of(op, "the sites", &sites, SITE_PARAMS);
+        let [height, width] = winners.shape().dims::<2>();
+        expect_dims(op, "the winners", &winners, &[height, width]);
+        let image = empty_f32(&sites, Shape::new([3, height, width]));
+        let count = CubeCount::Static(width.div_ceil(TILE) as u32, height.div_ceil(TILE) as u32, 1);
+        launch_kernel!(view_colour_kernel(
+            &sites.client,
+            count,
+            CubeDim::new_2d(TILE as u32, TILE as u32),
+            sites.clone().into_tensor_arg(),
+            winners.into_tensor_arg(),
+            image.clone().into_tensor_arg(),
+            ColourView {
+                width,
+                height,
+                lo,
+                hi,
+            }
+            .launch_arg(),
+            colours,
+            dtype_to_storage_type(DType::F32),
+        ));
+        image
     }
 
+    /// A copy of `image` (`[3, height, width]` f32) with the live sites of the full `records`
+    /// marked: rings, then centres (see `mark_sites_kernel`).
     fn sad_mark_sites(records: CubeTensor, image: CubeTensor) -> CubeTensor {
-        mark_sites(records, image)
+        let op = "sad_mark_sites";
+        let records = into_contiguous(records);
+        expect_rows_of(op, "the site records", &records, RECORD_WORDS);
+        let image = into_contiguous(image);
+        let image = if image.can_mut() { image } else { image.copy() };
+        let [_, height, width] = image.shape().dims::<3>();
+        expect_dims(op, "the image", &image, &[3, height, width]);
+        let sites = capacity(&records);
+        for centre in [false, true] {
+            let (count, dim) = site_grid(sites);
+            launch_kernel!(mark_sites_kernel(
+                &records.client,
+                count,
+                dim,
+                records.clone().into_tensor_arg(),
+                image.clone().into_tensor_arg(),
+                width,
+                height,
+                sites,
+                centre,
+                dtype_to_storage_type(DType::F32),
+            ));
+        }
+        image
     }
 }
