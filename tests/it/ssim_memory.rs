@@ -155,10 +155,35 @@ fn bytes_in_use(device: &Device) -> Option<u64> {
     device.memory_pool_usage().map(|usage| usage.bytes_in_use)
 }
 
+/// Set in the process that [`recomputing_holds_no_partial_maps_until_the_backward`] starts to
+/// measure alone.
+const MEASURE_ALONE: &str = "BURN_SAD_TEST_MEASURE_ALONE";
+
 #[test]
 fn recomputing_holds_no_partial_maps_until_the_backward() {
-    let device = device();
     let test = "recomputing_holds_no_partial_maps_until_the_backward";
+    // The memory pool is the device's: the other tests of this process allocate in it as they
+    // run beside this one, so the measurement runs alone, in a process of its own.
+    if std::env::var_os(MEASURE_ALONE).is_none() {
+        let name = format!("ssim_memory::{test}");
+        let status = std::process::Command::new(std::env::current_exe().expect("the test binary"))
+            .args([
+                name.as_str(),
+                "--exact",
+                "--test-threads",
+                "1",
+                "--nocapture",
+            ])
+            .env(MEASURE_ALONE, "1")
+            .status()
+            .expect("the test binary runs again");
+        assert!(
+            status.success(),
+            "{test}, measured alone, failed ({status})"
+        );
+        return;
+    }
+    let device = device();
     if bytes_in_use(&device).is_none() {
         say(&format!(
             "{test}: this device reports no memory pool use; skipped"
