@@ -123,7 +123,7 @@ fn term_of_moments(
     let mu1_sq = mu1.clone() * mu1.clone();
     let mu2_sq = mu2.clone() * mu2.clone();
     let mu12 = mu1 * mu2;
-    let var_sum = clamp_value_at_zero(e11 + e22 - mu1_sq.clone() - mu2_sq.clone());
+    let var_sum = clamp_value_at_zero((e11 - mu1_sq.clone()) + (e22 - mu2_sq.clone()));
     let cov = e12 - mu12.clone();
     let contrast_structure = cov.mul_scalar(2.0).add_scalar(c2) / var_sum.add_scalar(c2);
     match config.term {
