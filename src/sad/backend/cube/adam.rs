@@ -14,19 +14,9 @@ use super::{capacity, empty_f32, empty_i32};
 use crate::runtime::launch::{expect_dims, expect_len_at_least, expect_rows_of, launch_kernel};
 use crate::sad::RenderGeometry;
 
-pub(super) fn adam_step(
-    sites: CubeTensor,
-    grads: CubeTensor,
-    tau_grads: CubeTensor,
-    state: CubeTensor,
-    step: AdamStep,
-) -> (CubeTensor, CubeTensor) {
-    adam_with_tau(sites, grads, tau_grads, (1, 0), state, step)
-}
-
 /// The Adam step with its log τ gradient read as it is from `tau` (site i's at
 /// `i·stride + offset`): the kernel's last Jacobi pass at λ = 0, which reads no neighbour list.
-fn adam_with_tau(
+pub(super) fn adam_with_tau(
     sites: CubeTensor,
     grads: CubeTensor,
     tau: CubeTensor,

@@ -12,32 +12,6 @@ use super::{capacity, empty_f32, empty_i32, expect_sites_and_lists, ids, site_gr
 use crate::runtime::launch::{expect_dims, launch_kernel};
 use crate::sad::RenderGeometry;
 
-pub(super) fn tau_diffusion(
-    sites: CubeTensor,
-    candidates: CubeTensor,
-    grads: CubeTensor,
-    geometry: RenderGeometry,
-    lambda: f32,
-    passes: u32,
-) -> CubeTensor {
-    // Zero passes is one pass with λ = 0, which copies the log τ column out.
-    let (passes, lambda) = if passes == 0 {
-        (1, 0.0)
-    } else {
-        (passes, lambda)
-    };
-    diffuse(
-        sites,
-        candidates,
-        grads,
-        None,
-        geometry,
-        (lambda, passes),
-        None,
-    )
-    .0
-}
-
 /// `passes` (≥ 1) Jacobi passes: the last pass's values and the neighbour lists the first one
 /// wrote (`[K + 1, capacity]`, see `tau_diffusion_kernel`), copied from `kept` where they
 /// still hold. With `clock`, λ comes from it (see [`Clock`]) and the lists are written over

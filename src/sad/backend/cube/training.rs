@@ -7,6 +7,7 @@ use burn_sad_kernels::sad::{AdamStep, BackwardOutputs, StatisticsKind, site_stat
 
 use super::super::SadTrainingKernels;
 use super::candidates::{record_vector_size, site_records_and_zeros};
+use super::diffusion::diffuse;
 use super::render::backward;
 use super::{expect_sites_and_lists, ids, image_grid, pixel_grid, table_sums};
 use crate::runtime::launch::{expect_dims, launch_kernel};
@@ -73,7 +74,22 @@ impl SadTrainingKernels for CubeBackend {
         lambda: f32,
         passes: u32,
     ) -> CubeTensor {
-        super::diffusion::tau_diffusion(sites, candidates, grads, geometry, lambda, passes)
+        // Zero passes is one pass with λ = 0, which copies the log τ column out.
+        let (passes, lambda) = if passes == 0 {
+            (1, 0.0)
+        } else {
+            (passes, lambda)
+        };
+        diffuse(
+            sites,
+            candidates,
+            grads,
+            None,
+            geometry,
+            (lambda, passes),
+            None,
+        )
+        .0
     }
 
     fn sad_prune(sites: CubeTensor, removal: CubeTensor, count: usize, norm: f32) -> CubeTensor {
@@ -110,6 +126,6 @@ impl SadTrainingKernels for CubeBackend {
         state: CubeTensor,
         step: AdamStep,
     ) -> (CubeTensor, CubeTensor) {
-        super::adam::adam_step(sites, grads, tau_grads, state, step)
+        super::adam::adam_with_tau(sites, grads, tau_grads, (1, 0), state, step)
     }
 }
